@@ -1,0 +1,171 @@
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The simulated sysfs, laid over the real one with FUSE.
+
+The filesystem shows the real sysfs (read through a private, non-recursive bind of ``/sys``)
+with the simulator's entries (``sysfs.tree()``) added on top; writes to simulated files go
+through ``sysfs.write()``, which applies the kernel's rules and raises the errno the kernel
+would.  ``node.py`` mounts it and binds its subtrees over ``/sys/{class,bus,devices,module,kernel}``
+so that every program in the node, the modules included, reads ``/sys`` as on a real host.
+"""
+
+import errno
+import os
+import stat
+import threading
+import time
+
+from fabricsim import state as sim_state
+from fabricsim import sysfs
+
+# The module is named ``fusepy`` in Debian's python3-fusepy and ``fuse`` on PyPI.
+try:
+    from fusepy import FUSE, FuseOSError, Operations
+except ImportError:  # pragma: no cover - depends on the distribution
+    from fuse import FUSE, FuseOSError, Operations
+
+_STAT_KEYS = ("st_mode", "st_size", "st_nlink", "st_uid", "st_gid", "st_atime", "st_mtime", "st_ctime")
+_SYSFS_ATTR_SIZE = 4096  # what sysfs reports for every attribute file
+
+
+class SimTree:
+    """The simulated entries and a parent -> children index, rebuilt when the state file changes."""
+
+    def __init__(self, state_path):
+        self.state_path = state_path
+        self._key = None
+        self.entries = {}
+        self.children = {}
+        self.lock = threading.Lock()
+
+    def refresh(self):
+        try:
+            st = os.stat(self.state_path)
+            key = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except FileNotFoundError:
+            key = None
+        with self.lock:
+            if key == self._key and self.entries:
+                return
+            entries = sysfs.tree(sim_state.load(self.state_path)) if key else {}
+            children = {}
+            for path in entries:
+                parent, name = path.rsplit("/", 1)
+                children.setdefault(parent or "/", set()).add(name)
+            self.entries, self.children, self._key = entries, children, key
+
+
+class SysfsOverlay(Operations):
+    """fusepy operations: simulated entries first, the real sysfs underneath."""
+
+    def __init__(self, real_root, state_path):
+        self.real_root = real_root
+        self.state_path = state_path
+        self.sim = SimTree(state_path)
+        self.started = time.time()
+
+    # --- helpers -----------------------------------------------------------------------
+    def _entry(self, path):
+        self.sim.refresh()
+        return self.sim.entries.get(path)
+
+    def _real(self, path):
+        return self.real_root + path
+
+    def _attrs(self, mode, size=0, nlink=1):
+        now = self.started
+        return {"st_mode": mode, "st_size": size, "st_nlink": nlink, "st_uid": 0, "st_gid": 0,
+                "st_atime": now, "st_mtime": now, "st_ctime": now}
+
+    # --- read side ---------------------------------------------------------------------
+    def getattr(self, path, fh=None):
+        entry = self._entry(path)
+        if entry is None and path in self.sim.children:
+            entry = sysfs.Dir()
+        if entry is not None:
+            if isinstance(entry, sysfs.Dir):
+                return self._attrs(stat.S_IFDIR | 0o755, 0, 2)
+            if isinstance(entry, sysfs.Link):
+                return self._attrs(stat.S_IFLNK | 0o777, len(entry.target))
+            return self._attrs(stat.S_IFREG | (0o644 if entry.writable else 0o444), _SYSFS_ATTR_SIZE)
+        try:
+            st = os.lstat(self._real(path))
+        except OSError as exc:
+            raise FuseOSError(exc.errno) from None
+        return {key: getattr(st, key) for key in _STAT_KEYS}
+
+    def readdir(self, path, fh):
+        self.sim.refresh()
+        names = set(self.sim.children.get(path, ()))
+        real = self._real(path)
+        if os.path.isdir(real):
+            try:
+                names.update(os.listdir(real))
+            except OSError:
+                pass
+        elif not names and self._entry(path) is None:
+            raise FuseOSError(errno.ENOENT)
+        return [".", ".."] + sorted(names)
+
+    def readlink(self, path):
+        entry = self._entry(path)
+        if isinstance(entry, sysfs.Link):
+            return entry.target
+        try:
+            return os.readlink(self._real(path))
+        except OSError as exc:
+            raise FuseOSError(exc.errno) from None
+
+    def open(self, path, flags):
+        entry = self._entry(path)
+        wants_write = flags & (os.O_WRONLY | os.O_RDWR)
+        if entry is None:
+            if wants_write:
+                raise FuseOSError(errno.EROFS)
+            if not os.path.exists(self._real(path)):
+                raise FuseOSError(errno.ENOENT)
+            return 0
+        if isinstance(entry, sysfs.Dir):
+            raise FuseOSError(errno.EISDIR)
+        if wants_write and not entry.writable:
+            raise FuseOSError(errno.EACCES)  # kernfs: attribute without a store method
+        return 0
+
+    def read(self, path, size, offset, fh):
+        entry = self._entry(path)
+        if entry is not None:
+            return entry.content.encode()[offset:offset + size]
+        try:
+            with open(self._real(path), "rb") as handle:
+                handle.seek(offset)
+                return handle.read(size)
+        except OSError as exc:
+            raise FuseOSError(exc.errno) from None
+
+    # --- write side --------------------------------------------------------------------
+    def write(self, path, data, offset, fh):
+        entry = self._entry(path)
+        if entry is None:
+            raise FuseOSError(errno.EROFS)
+        try:
+            sim_state.mutate(self.state_path, lambda st: sysfs.write(st, path, bytes(data)))
+        except OSError as exc:
+            raise FuseOSError(exc.errno or errno.EIO) from None
+        return len(data)
+
+    def truncate(self, path, length, fh=None):
+        # ``echo N > file`` opens with O_TRUNC; sysfs ignores it, so do we.
+        if self._entry(path) is None:
+            raise FuseOSError(errno.EROFS)
+        return 0
+
+    def statfs(self, path):
+        return {"f_bsize": 4096, "f_frsize": 4096, "f_blocks": 0, "f_bfree": 0, "f_bavail": 0,
+                "f_files": 0, "f_ffree": 0, "f_namemax": 255}
+
+
+def serve(mountpoint, real_root, state_path):
+    """Serve until unmounted (blocks)."""
+    FUSE(SysfsOverlay(real_root, state_path), mountpoint, foreground=True, nothreads=True,
+         allow_other=True, direct_io=True, attr_timeout=0, entry_timeout=0, fsname="fabricsim-sysfs")

@@ -1,0 +1,156 @@
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The simulator's side of a lab node: what ``fabricsim.service`` runs inside each container.
+
+``serve`` is the node's power-on: it applies the boot rules to the state (Next Boot becomes
+Current, VFs are gone, the netns mode is read from modprobe.d), puts the tools of the configured
+flavour on PATH, then mounts the simulated sysfs over ``/sys`` and serves it until stopped.
+"""
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from fabricsim import fusefs
+from fabricsim import state as sim_state
+
+RUN_DIR = "/run/fabricsim"
+REAL_SYS = RUN_DIR + "/realsys"
+SIM_SYS = RUN_DIR + "/sys"
+# The /sys subtrees the simulator adds entries to; /sys/fs (cgroups) is never touched.
+OVERLAID = ("class", "bus", "devices", "module", "kernel")
+LIB_DIR = "/usr/lib/fabricsim"
+
+# Where each tool lives on a real host, by the package that ships it.
+TOOL_PATHS = {
+    "mlxconfig": "/usr/bin/mlxconfig",
+    "mlxfwreset": "/usr/bin/mlxfwreset",
+    "mst": "/usr/bin/mst",
+    "mstconfig": "/usr/bin/mstconfig",
+    "mstfwreset": "/usr/bin/mstfwreset",
+    "rdma": "/usr/bin/rdma",
+    "ibv_devinfo": "/usr/bin/ibv_devinfo",
+    "ibv_devices": "/usr/bin/ibv_devices",
+    "ibdev2netdev": "/usr/sbin/ibdev2netdev",
+}
+FLAVOUR_TOOLS = {
+    "mft": ("mlxconfig", "mlxfwreset", "mst"),
+    "mstflint": ("mstconfig", "mstfwreset"),
+    "none": (),
+}
+# Always present: the kernel-facing tools that exist on any node with an RDMA stack.
+BASE_TOOLS = ("rdma", "ibv_devinfo", "ibv_devices")
+
+WRAPPER = """#!/usr/bin/python3
+# Installed by the fabric.infiniband lab simulator (fabricsim); not a real {tool}.
+import sys
+sys.path.insert(0, "{lib}")
+from fabricsim.cli import main
+sys.exit(main("{tool}", sys.argv[1:]))
+"""
+
+
+def _run(argv, check=True):
+    return subprocess.run(argv, check=check, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def wanted_tools(state):
+    tools = state.get("tools", {})
+    wanted = set(BASE_TOOLS) | set(FLAVOUR_TOOLS.get(tools.get("firmware", "none"), ()))
+    if tools.get("ofed"):
+        wanted.add("ibdev2netdev")
+    return wanted
+
+
+def install_tools(state):
+    """Put a wrapper at the real path of every wanted tool; remove the others.
+
+    A real binary at that path (iproute2's rdma, a later-installed mstflint) is moved aside with a
+    dpkg diversion, so package installs and upgrades never overwrite the simulated tool.
+    """
+    wanted = wanted_tools(state)
+    for tool, path in TOOL_PATHS.items():
+        content = WRAPPER.format(tool=tool, lib=LIB_DIR)
+        if tool in wanted:
+            _run(["dpkg-divert", "--quiet", "--local", "--rename", "--divert", path + ".distrib", "--add", path])
+            current = None
+            if os.path.isfile(path):
+                with open(path, encoding="utf-8") as handle:
+                    current = handle.read()
+            if current != content:
+                tmp = path + ".fabricsim-tmp"
+                with open(tmp, "w", encoding="utf-8") as handle:
+                    handle.write(content)
+                os.chmod(tmp, 0o755)
+                os.replace(tmp, path)
+        elif os.path.isfile(path) and "fabricsim" in open(path, encoding="utf-8", errors="replace").read(200):
+            os.unlink(path)
+
+
+def _unmount_all():
+    for sub in OVERLAID:
+        _run(["umount", "-l", "/sys/" + sub], check=False)
+    _run(["fusermount", "-u", "-z", SIM_SYS], check=False)
+    _run(["umount", "-l", REAL_SYS], check=False)
+
+
+def _sd_notify(message):
+    address = os.environ.get("NOTIFY_SOCKET")
+    if not address:
+        return
+    if address.startswith("@"):
+        address = "\0" + address[1:]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.connect(address)
+        sock.sendall(message.encode())
+
+
+def _bind_when_mounted():
+    deadline = time.monotonic() + 30
+    while not os.path.ismount(SIM_SYS):
+        if time.monotonic() > deadline:
+            print("fabricsim: the FUSE sysfs did not come up", file=sys.stderr)
+            os._exit(1)  # pylint: disable=protected-access
+        time.sleep(0.05)
+    for sub in OVERLAID:
+        _run(["mount", "--bind", SIM_SYS + "/" + sub, "/sys/" + sub])
+    _sd_notify("READY=1")
+
+
+def serve(state_path):
+    _unmount_all()
+    sim_state.mutate(state_path, sim_state.power_on)
+    install_tools(sim_state.load(state_path))
+    os.makedirs(REAL_SYS, exist_ok=True)
+    os.makedirs(SIM_SYS, exist_ok=True)
+    # A non-recursive bind: the real sysfs without anything mounted over its subtrees.
+    _run(["mount", "--bind", "/sys", REAL_SYS])
+    threading.Thread(target=_bind_when_mounted, daemon=True).start()
+    fusefs.serve(SIM_SYS, REAL_SYS, state_path)
+
+
+def stop():
+    _unmount_all()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="fabricsim-node")
+    parser.add_argument("action", choices=("serve", "stop", "install-tools"))
+    parser.add_argument("--state", default=os.environ.get("FABRICSIM_STATE", sim_state.DEFAULT_STATE_PATH))
+    args = parser.parse_args(argv)
+    if args.action == "serve":
+        serve(args.state)
+    elif args.action == "stop":
+        stop()
+    else:
+        install_tools(sim_state.load(args.state))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

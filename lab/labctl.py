@@ -1,0 +1,327 @@
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Start, stop and inspect the simulated lab (the host side).
+
+    python lab/labctl.py up            build the node image if needed, start ibsim and the nodes
+    python lab/labctl.py down          stop and remove the nodes and ibsim (node state is kept)
+    python lab/labctl.py reset         down, and forget the nodes' state (next up starts fresh)
+    python lab/labctl.py status        one line per node
+    python lab/labctl.py calls NODE    the node's firmware-tool call counts (from its call log)
+    python lab/labctl.py power-cycle NODE   cold power cycle: firmware Next Boot becomes Current
+
+The nodes are those of ``inventories/lab/hosts.yml``; each names its state description in
+``lab/nodes/`` with ``fabric_lab_state``.  Everything the lab keeps lives in ``.cache/lab/``.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import yaml
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "lab"))
+
+from fabricsim import state as sim_state  # noqa: E402  pylint: disable=wrong-import-position
+
+INVENTORY = os.path.join(REPO, "inventories", "lab", "hosts.yml")
+NODES_DIR = os.path.join(REPO, "lab", "nodes")
+CACHE = os.path.join(REPO, ".cache", "lab")
+BUILD_SCRIPT = os.path.join(REPO, "lab", "image", "build.sh")
+SUITE = os.environ.get("FABRIC_LAB_SUITE", "bookworm")
+NETWORK = "fabric-lab"
+PREFIX = "fabric-lab-"
+IBSIM_PORT = 7070
+SWITCH = "Switch1"
+SWITCH_PORTS = 36
+
+
+def log(message):
+    print("lab: " + message, flush=True)
+
+
+def run(argv, check=True, capture=True):
+    result = subprocess.run(argv, check=False, text=True,
+                            stdout=subprocess.PIPE if capture else None,
+                            stderr=subprocess.STDOUT if capture else None)
+    if check and result.returncode != 0:
+        raise SystemExit("lab: %s failed (rc %d):\n%s" % (" ".join(argv), result.returncode, result.stdout or ""))
+    return result
+
+
+def nodes():
+    """The lab's nodes from the inventory: name -> {port, state file}."""
+    with open(INVENTORY, encoding="utf-8") as handle:
+        inventory = yaml.safe_load(handle)
+    found = {}
+
+    def walk(group):
+        for name, hostvars in (group.get("hosts") or {}).items():
+            hostvars = hostvars or {}
+            if "fabric_lab_state" in hostvars:
+                found[name] = {"port": int(hostvars["ansible_port"]), "state": hostvars["fabric_lab_state"]}
+        for child in (group.get("children") or {}).values():
+            walk(child or {})
+
+    walk(inventory["all"])
+    return found
+
+
+# --- image -------------------------------------------------------------------------------
+def image_tag():
+    with open(BUILD_SCRIPT, "rb") as handle:
+        digest = hashlib.sha256(handle.read() + SUITE.encode()).hexdigest()[:12]
+    return "localhost/fabric-lab-node:%s-%s" % (SUITE, digest)
+
+
+def ensure_image():
+    tag = image_tag()
+    if run(["podman", "image", "exists", tag], check=False).returncode == 0:
+        return tag
+    log("building the node image %s (about a minute, once)" % tag)
+    started = time.monotonic()
+    run(["bash", BUILD_SCRIPT, SUITE, tag], capture=False)
+    log("image built in %.0f s" % (time.monotonic() - started))
+    return tag
+
+
+# --- ssh ---------------------------------------------------------------------------------
+def ssh_key():
+    key = os.path.join(CACHE, "ssh", "id_ed25519")
+    if not os.path.exists(key):
+        os.makedirs(os.path.dirname(key), exist_ok=True)
+        run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "fabric-lab", "-f", key])
+    return key
+
+
+# --- ibsim -------------------------------------------------------------------------------
+def netfile(states):
+    """An ibnetdiscover-style topology: one switch, every cabled InfiniBand function on it."""
+    lines = ['Switch\t%d "%s"' % (SWITCH_PORTS, SWITCH)]
+    hcas = []
+    for host, state in sorted(states.items()):
+        for port in sim_state.fabric_ports(state):
+            name = "%s-%s" % (host, port["rdma_device"])
+            lines.append('[%d]\t"%s"[1]' % (port["switch_port"], name))
+            # ibsim derives a port's GUID as node GUID + port number; real mlx5 functions have
+            # port GUID == node GUID, so the fabric's node GUID is one below the port GUID.
+            hcas.append('caguid=0x%016x\nHca\t1 "%s"\n[1]\t"%s"[%d]' % (
+                int(port["port_guid"], 16) - 1, name, SWITCH, port["switch_port"]))
+    return "\n".join(lines) + "\n\n" + "\n\n".join(hcas) + "\n"
+
+
+def ibsim_pidfile():
+    return os.path.join(CACHE, "ibsim", "ibsim.pid")
+
+
+def ibsim_running():
+    try:
+        with open(ibsim_pidfile(), encoding="utf-8") as handle:
+            pid = int(handle.read().strip())
+        os.kill(pid, 0)
+        return pid
+    except (OSError, ValueError):
+        return None
+
+
+def ensure_ibsim(states):
+    directory = os.path.join(CACHE, "ibsim")
+    os.makedirs(directory, exist_ok=True)
+    net = netfile(states)
+    path = os.path.join(directory, "net")
+    old = open(path, encoding="utf-8").read() if os.path.exists(path) else None
+    pid = ibsim_running()
+    if pid and old == net:
+        return
+    if pid:
+        os.kill(pid, signal.SIGTERM)
+        time.sleep(0.5)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(net)
+    fifo = os.path.join(directory, "console")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    # The console reads a FIFO that we hold open, so ibsim never sees EOF on it.
+    console = os.open(fifo, os.O_RDWR)
+    with open(os.path.join(directory, "ibsim.log"), "w", encoding="utf-8") as out:
+        proc = subprocess.Popen(["ibsim", "-r", "-l", str(IBSIM_PORT), "-s", path], stdin=console,
+                                stdout=out, stderr=subprocess.STDOUT, cwd=directory, start_new_session=True)
+    with open(ibsim_pidfile(), "w", encoding="utf-8") as handle:
+        handle.write(str(proc.pid))
+    log("ibsim serving the fabric (%d nodes) on UDP %d" % (net.count("Hca\t"), IBSIM_PORT))
+
+
+def stop_ibsim():
+    pid = ibsim_running()
+    if pid:
+        os.kill(pid, signal.SIGTERM)
+
+
+# --- nodes -------------------------------------------------------------------------------
+def node_dir(name):
+    return os.path.join(CACHE, "nodes", name)
+
+
+def seed_state(name, spec):
+    """The node's state lives on the host so that it outlives the container (a reboot)."""
+    directory = node_dir(name)
+    os.makedirs(os.path.join(directory, "state"), exist_ok=True)
+    os.makedirs(os.path.join(directory, "log"), exist_ok=True)
+    target = os.path.join(directory, "state", "state.json")
+    if not os.path.exists(target):
+        with open(os.path.join(NODES_DIR, spec["state"]), encoding="utf-8") as handle:
+            description = json.load(handle)
+        description["hostname"] = name
+        with open(target, "w", encoding="utf-8") as handle:
+            json.dump(description, handle, indent=2)
+    return target
+
+
+def gateway():
+    out = run(["podman", "network", "inspect", NETWORK]).stdout
+    return json.loads(out)[0]["subnets"][0]["gateway"]
+
+
+def container_args(name, spec, image, key):
+    directory = node_dir(name)
+    return [
+        "podman", "run", "-d", "--name", PREFIX + name, "--hostname", name,
+        "--label", "fabric-lab=%s" % image, "--runtime", "runc", "--systemd", "always",
+        "--network", NETWORK, "--publish", "127.0.0.1:%d:22" % spec["port"],
+        "--ulimit", "nofile=1024:20000", "--ulimit", "nproc=4096:8192",
+        # The simulated sysfs is a FUSE filesystem mounted inside the node; nothing else is
+        # granted (the container is not privileged, so the host's /sys stays out of sight).
+        "--device", "/dev/fuse", "--cap-add", "SYS_ADMIN",
+        "--volume", "%s:/usr/lib/fabricsim/fabricsim:ro" % os.path.join(REPO, "lab", "fabricsim"),
+        "--volume", "%s:/var/lib/fabricsim:rw" % os.path.join(directory, "state"),
+        "--volume", "%s:/var/log/fabricsim:rw" % os.path.join(directory, "log"),
+        "--volume", "%s.pub:/root/.ssh/authorized_keys:ro" % key,
+        "--env", "IBSIM_SERVER_NAME=%s" % gateway(), "--env", "IBSIM_SERVER_PORT=%d" % IBSIM_PORT,
+        image,
+    ]
+
+
+def container_state(name):
+    result = run(["podman", "container", "inspect", PREFIX + name], check=False)
+    if result.returncode != 0:
+        return None
+    info = json.loads(result.stdout)[0]
+    return {"running": info["State"]["Running"], "image": info["Config"]["Labels"].get("fabric-lab")}
+
+
+def wait_ready(name, port, timeout=90):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+                sock.settimeout(3)
+                if sock.recv(4).startswith(b"SSH-"):
+                    active = run(["podman", "exec", PREFIX + name, "systemctl", "is-active", "fabricsim"], check=False)
+                    if active.stdout.strip() == "active":
+                        return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    journal = run(["podman", "exec", PREFIX + name, "journalctl", "-u", "fabricsim", "--no-pager", "-n", "30"], check=False)
+    raise SystemExit("lab: %s did not become ready in %d s\n%s" % (name, timeout, journal.stdout))
+
+
+def up():
+    started = time.monotonic()
+    image = ensure_image()
+    key = ssh_key()
+    if run(["podman", "network", "exists", NETWORK], check=False).returncode != 0:
+        run(["podman", "network", "create", NETWORK])
+    lab = nodes()
+    states = {}
+    for name, spec in lab.items():
+        states[name] = sim_state.load(seed_state(name, spec))
+    ensure_ibsim(states)
+    for name, spec in lab.items():
+        current = container_state(name)
+        if current and current["image"] != image:
+            run(["podman", "rm", "-f", PREFIX + name])
+            current = None
+        if current is None:
+            run(container_args(name, spec, image, key))
+        elif not current["running"]:
+            run(["podman", "start", PREFIX + name])
+    for name, spec in lab.items():
+        wait_ready(name, spec["port"])
+    log("%d nodes up in %.1f s: %s" % (len(lab), time.monotonic() - started, ", ".join(sorted(lab))))
+
+
+def down(forget=False):
+    for name in nodes():
+        run(["podman", "rm", "-f", "-t", "5", PREFIX + name], check=False)
+    stop_ibsim()
+    if forget:
+        shutil.rmtree(os.path.join(CACHE, "nodes"), ignore_errors=True)
+    log("down" + (" (node state forgotten)" if forget else ""))
+
+
+def status():
+    for name, spec in sorted(nodes().items()):
+        current = container_state(name)
+        print("%-10s %-8s ssh 127.0.0.1:%d  state %s" % (
+            name, "running" if current and current["running"] else "stopped", spec["port"],
+            os.path.join(node_dir(name), "state", "state.json")))
+    print("ibsim      %s" % ("running" if ibsim_running() else "stopped"))
+
+
+def calls(name):
+    counts = {}
+    path = os.path.join(node_dir(name), "log", "calls.jsonl")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                entry = json.loads(line)
+                key = "%s %s" % (entry["tool"], entry.get("kind", ""))
+                counts[key] = counts.get(key, 0) + 1
+    print(json.dumps(counts, indent=2, sort_keys=True))
+
+
+def power_cycle(name):
+    """A cold power cycle: the firmware loads Next Boot even where a warm reboot does not."""
+    path = os.path.join(node_dir(name), "state", "state.json")
+    run(["podman", "stop", "-t", "10", PREFIX + name])
+    sim_state.mutate(path, sim_state.power_cycle)
+    run(["podman", "start", PREFIX + name])
+    wait_ready(name, nodes()[name]["port"])
+    log("%s power-cycled" % name)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="labctl", description=__doc__.split("\n", 1)[0])
+    parser.add_argument("action", choices=("up", "down", "reset", "status", "calls", "power-cycle", "netfile"))
+    parser.add_argument("node", nargs="?")
+    args = parser.parse_args(argv)
+    if args.action == "up":
+        up()
+    elif args.action == "down":
+        down()
+    elif args.action == "reset":
+        down(forget=True)
+    elif args.action == "status":
+        status()
+    elif args.action == "netfile":
+        print(netfile({name: sim_state.load(seed_state(name, spec)) for name, spec in nodes().items()}))
+    elif not args.node:
+        parser.error("%s needs a node name" % args.action)
+    elif args.action == "calls":
+        calls(args.node)
+    else:
+        power_cycle(args.node)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
