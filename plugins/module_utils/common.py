@@ -1,0 +1,28 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""Option specs shared by several modules.
+
+Modules deep-copy these dicts into their ``argument_spec()``; each one is
+documented once in a doc fragment of the same collection.
+"""
+
+from __future__ import annotations
+
+import copy
+
+
+# documented by the fabric.infiniband.sysfs doc fragment
+SYSFS_ARG_SPEC = dict(
+    sysfs_root=dict(type="path", default="/sys"),
+)
+
+
+def merge_specs(*specs):
+    """Deep copy of the given spec dicts merged left to right."""
+    merged = {}
+    for spec in specs:
+        merged.update(copy.deepcopy(spec))
+    return merged

@@ -1,0 +1,142 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""hca_info end to end through AnsibleModule: a fake sysfs tree, the tools
+found on PATH mocked through get_bin_path, run_command mocked with the exact
+argv expected (cases in test_hca_info.yaml)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import yaml
+
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.fabric.infiniband.plugins.modules import hca_info
+from ansible_collections.fabric.infiniband.tests.unit.conftest import read_fixture
+
+
+with open(os.path.join(os.path.dirname(__file__), "test_hca_info.yaml")) as _handle:
+    CASES = yaml.safe_load(_handle)
+
+
+def assert_subset(expected, actual, where="result"):
+    """Dicts match on the expected keys; lists item by item with equal length."""
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict), "%s: expected a dict, got %r" % (where, actual)
+        for key, value in expected.items():
+            assert key in actual, "%s: missing key %r" % (where, key)
+            assert_subset(value, actual[key], "%s.%s" % (where, key))
+    elif isinstance(expected, list):
+        assert isinstance(actual, list), "%s: expected a list, got %r" % (where, actual)
+        assert len(actual) == len(expected), "%s: %d items, expected %d: %r" % (where, len(actual), len(expected), actual)
+        for index, (exp, act) in enumerate(zip(expected, actual)):
+            assert_subset(exp, act, "%s[%d]" % (where, index))
+    else:
+        assert actual == expected and type(actual) is type(expected), "%s: %r != %r" % (where, actual, expected)
+
+
+def run_module(mocker, capsys, params, tools, calls, check_mode=False):
+    """Run hca_info.main(); return (result dict, commands run).
+
+    The warnings the module emitted are in the result as ``_test_warnings``.
+    """
+    expected_calls = list(calls)
+    ran = []
+
+    def get_bin_path(self, arg, required=False, opt_dirs=None):
+        path = tools.get(arg)
+        if path is None and required:
+            self.fail_json(msg="Failed to find required executable %s" % arg)
+        return path
+
+    def run_command(self, args, **kwargs):
+        ran.append(list(args))
+        assert expected_calls, "unexpected command %r" % (args,)
+        call = expected_calls.pop(0)
+        assert list(args) == call["argv"]
+        assert kwargs.get("environ_update") == {"LC_ALL": "C", "LANGUAGE": "C"}
+        assert not kwargs.get("use_unsafe_shell")
+        return call.get("rc", 0), call.get("out", ""), call.get("err", "")
+
+    mocker.patch.object(basic.AnsibleModule, "get_bin_path", get_bin_path)
+    mocker.patch.object(basic.AnsibleModule, "run_command", run_command)
+    # where warnings end up depends on whether controller code is loaded; record them here
+    warn = mocker.patch.object(basic.AnsibleModule, "warn", autospec=True)
+    args = dict(params)
+    if check_mode:
+        args["_ansible_check_mode"] = True
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            hca_info.main()
+    assert not expected_calls, "commands not run: %r" % (expected_calls,)
+    result = json.loads(capsys.readouterr().out)
+    result["_test_warnings"] = [call.args[1] for call in warn.call_args_list]
+    return result, ran
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
+def test_case(case, mocker, capsys, make_sysfs):
+    params = dict(case.get("params") or {})
+    if case.get("sysfs") is not None:
+        params.setdefault("sysfs_root", make_sysfs(case["sysfs"]))
+    result, ran = run_module(mocker, capsys, params, case.get("tools") or {}, case.get("run_command") or [],
+                             check_mode=(case.get("flags") or {}).get("check", False))
+    assert bool(result.get("failed")) == bool(case.get("failed")), result
+    assert len(ran) <= 1
+    assert_subset(case["expect"], result)
+    if "warnings" in case:
+        assert result["_test_warnings"] == case["warnings"]
+
+
+def test_argument_spec_is_a_fresh_copy():
+    spec = hca_info.argument_spec()
+    assert spec == {"sysfs_root": {"type": "path", "default": "/sys"}, "devices": {"type": "list", "elements": "str"}}
+    spec["sysfs_root"]["default"] = "/elsewhere"
+    assert hca_info.argument_spec()["sysfs_root"]["default"] == "/sys"
+
+
+def _ibstat(text):
+    """Minimal reading of ibstat output for cross-checks: CA and port keys."""
+    ca, ports, port = {}, {}, None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("Port ") and stripped.endswith(":"):
+            port = int(stripped[5:-1])
+            ports[port] = {}
+        elif ":" in stripped:
+            key, value = [part.strip() for part in stripped.split(":", 1)]
+            (ports[port] if port else ca)[key] = value
+    return ca, ports
+
+
+@pytest.mark.parametrize("tree, fixture, device", [
+    ("sysfs_cx7_single.yml", "ibstat_cx7.txt", "mlx5_0"),
+    ("sysfs_mixed.yml", "ibstat_cx3_port1.txt", "mlx4_0"),
+    ("sysfs_mixed.yml", "ibstat_roce.txt", "rdma0"),
+])
+def test_agrees_with_recorded_ibstat(tree, fixture, device, mocker, capsys, make_sysfs):
+    """GUIDs, LIDs, rates and states read the way ibstat shows them."""
+    result, _ran = run_module(mocker, capsys, {"sysfs_root": make_sysfs(tree)}, {}, [])
+    hca = [h for h in result["hcas"] if h["rdma_device"] == device][0]
+    ca, ports = _ibstat(read_fixture(fixture))
+    assert hca["hca_type"] == ca["CA type"]
+    assert hca["firmware_version"] == ca["Firmware version"]
+    assert hca["node_guid"] == ca["Node GUID"]
+    assert hca["sys_image_guid"] == ca["System image GUID"]
+    for number, stat in ports.items():
+        port = [p for p in hca["ports"] if p["port"] == number][0]
+        assert port["port_guid"] == stat["Port GUID"]
+        assert port["lid"] == int(stat["Base lid"])
+        assert port["sm_lid"] == int(stat["SM lid"])
+        assert port["lmc"] == int(stat["LMC"])
+        assert port["rate_gbps"] == int(stat["Rate"])
+        assert port["link_layer"] == stat["Link layer"]
+        assert port["physical_state"] == stat["Physical state"]
+        assert port["state"].capitalize() == stat["State"]
