@@ -1,0 +1,133 @@
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Entry point of every simulated tool: ``main(tool, argv)``, or ``python3 -m fabricsim.cli <tool> args...``.
+
+``main`` loads the state under its lock, runs the tool, saves the state if the tool changed it,
+appends one line to the call log, prints the tool's stdout/stderr and returns its exit code.
+``fabricsim`` is the admin tool: ``boot`` (power-on rules), ``power-cycle``, ``show``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from fabricsim import Result, fwreset, mlxconfig, mst, rdma, verbs
+from fabricsim import state as sim_state
+
+# tool -> (which tools.firmware / flag provides it, runner)
+TOOLS = {
+    "mlxconfig": "mft",
+    "mlxfwreset": "mft",
+    "mst": "mft",
+    "mstconfig": "mstflint",
+    "mstfwreset": "mstflint",
+    "rdma": None,
+    "ibv_devinfo": None,
+    "ibv_devices": None,
+    "ibstat": None,
+    "ibdev2netdev": "ofed",
+    "fabricsim": None,
+}
+
+
+def available(state, tool):
+    """Whether ``tool`` exists on this node (its package is installed)."""
+    need = TOOLS.get(tool, "missing")
+    tools = state.get("tools", {})
+    if need is None:
+        return True
+    if need == "ofed":
+        return bool(tools.get("ofed"))
+    if need == "missing":
+        return False
+    return tools.get("firmware") == need
+
+
+def admin(state, argv):
+    """``fabricsim boot|power-cycle|show``."""
+    cmd = argv[0] if argv else "show"
+    if cmd == "boot":
+        sim_state.power_on(state)
+        return Result(0, "", "", "write")
+    if cmd in ("power-cycle", "power_cycle"):
+        sim_state.power_cycle(state)
+        return Result(0, "", "", "write")
+    if cmd == "show":
+        return Result(0, json.dumps(sim_state.summary(state), indent=2, sort_keys=True) + "\n", "", "read")
+    return Result(2, "", "usage: fabricsim {boot|power-cycle|show}\n", "read")
+
+
+def run_tool(state, tool, argv, stdin=None):
+    """Run one simulated tool against ``state`` (mutated in place); returns a Result."""
+    if not available(state, tool):
+        return Result(127, "", "%s: command not found\n" % tool, "read")
+    if tool in ("mlxconfig", "mstconfig"):
+        return mlxconfig.run(state, argv, tool=tool, stdin=stdin)
+    if tool in ("mlxfwreset", "mstfwreset"):
+        return fwreset.run(state, argv, tool=tool, stdin=stdin)
+    if tool == "mst":
+        return mst.run(state, argv)
+    if tool == "rdma":
+        return rdma.run(state, argv)
+    if tool == "ibv_devinfo":
+        return verbs.ibv_devinfo(state, argv)
+    if tool == "ibv_devices":
+        return verbs.ibv_devices(state, argv)
+    if tool == "ibstat":
+        return verbs.ibstat(state, argv)
+    if tool == "ibdev2netdev":
+        return verbs.ibdev2netdev(state, argv)
+    return admin(state, argv)
+
+
+class _Stdin:
+    """The process's stdin for prompts; shows the tool's pending output before blocking on a read."""
+
+    def __init__(self, stream, out):
+        self.stream = stream
+        self.out = out
+
+    def show(self, text):
+        self.out.write(text)
+        self.out.flush()
+
+    def readline(self):
+        return self.stream.readline()
+
+
+def main(tool, argv=None, stdin=None, stdout=None, stderr=None):
+    """Run ``tool`` with ``argv`` against the node's state file; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    path = sim_state.state_path()
+    if stdin is None:
+        stdin = _Stdin(sys.stdin, stdout) if sys.stdin is not None else None
+    if not os.path.exists(path):
+        stderr.write("%s: the simulated hardware has no state file (%s)\n" % (tool, path))
+        return 1
+    with sim_state.transaction(path) as st:
+        result = run_tool(st, tool, argv, stdin)
+    try:
+        sim_state.log_call(tool, argv, result.rc, result.kind, result.device)
+    except OSError as exc:
+        stderr.write("fabricsim: cannot write the call log: %s\n" % exc)
+    stdout.write(result.stdout)
+    stdout.flush()
+    stderr.write(result.stderr)
+    stderr.flush()
+    return result.rc
+
+
+def _module_main(args):
+    if not args:
+        sys.stderr.write("usage: python3 -m fabricsim.cli <tool> [args...]\n")
+        return 2
+    return main(args[0], args[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(_module_main(sys.argv[1:]))

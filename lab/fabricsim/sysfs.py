@@ -1,0 +1,458 @@
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The simulated sysfs as a pure function of the state, and the kernel's write rules.
+
+``tree(state)`` maps absolute paths under ``/sys`` *without* the ``/sys`` prefix
+(``/class/infiniband/mlx5_0/fw_ver``) to entries:
+
+* ``Dir()`` -- a directory; every parent of every entry is present as a ``Dir``;
+* ``File(content, writable=False)`` -- an attribute; ``content`` is the full text a read returns
+  (newline included); ``writable`` files accept ``write()``;
+* ``Link(target)`` -- a symlink; ``target`` is relative, as the kernel makes them.
+
+``write(state, path, data)`` applies a write to a simulated attribute to the state (in place)
+and raises ``OSError(errno.X, ...)`` where the kernel would fail the write(2).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import posixpath
+import re
+from typing import NamedTuple
+
+from fabricsim import catalog
+from fabricsim import state as sim_state
+from fabricsim.verbs import cap_mask, carrier, fw_version
+
+GID_TABLE_LEN = 8
+PKEY_TABLE_LEN = 8
+ZERO_GID = ":".join(["0000"] * 8)
+IPOIB_BROADCAST = "00:ff:ff:ff:ff:12:40:1b:ff:ff:00:00:00:00:00:00:ff:ff:ff:ff"
+KERNEL_PHYS_STATES = {1: "Sleep", 2: "Polling", 3: "Disabled", 4: "PortConfigurationTraining", 5: "LinkUp",
+                      6: "LinkErrorRecovery", 7: "Phy Test"}
+PCIE_LINK = {"ConnectX-4 VPI": ("8.0 GT/s PCIe", 16), "ConnectX-4 Lx EN": ("8.0 GT/s PCIe", 8),
+             "ConnectX-5 VPI": ("8.0 GT/s PCIe", 16), "ConnectX-6 VPI": ("16.0 GT/s PCIe", 16),
+             "ConnectX-7": ("32.0 GT/s PCIe", 16), "BlueField-2": ("16.0 GT/s PCIe", 16)}
+MODULES = ("mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "ib_umad", "ib_ipoib", "rdma_cm")
+_BDF_COMPONENT = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+
+
+class Dir(NamedTuple):
+    """A directory."""
+
+
+class File(NamedTuple):
+    """An attribute file: ``content`` is what a read returns; ``writable`` files take ``write()``."""
+
+    content: str
+    writable: bool = False
+
+
+class Link(NamedTuple):
+    """A symbolic link with a relative ``target``."""
+
+    target: str
+
+
+class _Tree:
+    def __init__(self):
+        self.entries = {}
+
+    def _parents(self, path):
+        parent = posixpath.dirname(path)
+        while parent not in ("/", "") and parent not in self.entries:
+            self.entries[parent] = Dir()
+            parent = posixpath.dirname(parent)
+
+    def dir(self, path):
+        self._parents(path)
+        self.entries.setdefault(path, Dir())
+
+    def file(self, path, content, writable=False):
+        self._parents(path)
+        self.entries[path] = File(content, writable)
+
+    def link(self, path, target):
+        self._parents(path)
+        self.entries[path] = Link(target)
+
+
+def _rel(from_dir, to_path):
+    """A symlink target the way kernfs writes it: up from the link's directory to the lowest
+    ancestor of the target's parent, then down to the target (``../../../0000:3b:00.0``)."""
+    target_parent = posixpath.dirname(to_path)
+    base, ups = from_dir, 0
+    while base != "/" and not (target_parent == base or target_parent.startswith(base + "/")):
+        base = posixpath.dirname(base)
+        ups += 1
+    rest = to_path[len(base):].lstrip("/") if base != "/" else to_path.lstrip("/")
+    return "../" * ups + rest
+
+
+def _bridges(state):
+    """PCI function or PF BDF -> (root complex dir, bridge BDF) for each adapter."""
+    taken = {bdf for ad in state.get("adapters", []) for bdf in sim_state.pf_bdfs(ad)}
+    out = {}
+    for ad in sorted(state.get("adapters", []), key=lambda a: a["pci_address"]):
+        domain, bus = sim_state.parse_bdf(ad["pci_address"])[:2]
+        parent = bus - 1 if bus > 0 else 0
+        slot = 0 if bus > 0 else 1
+        bridge = sim_state.format_bdf(domain, parent, slot, 0)
+        while bridge in taken:
+            slot += 1
+            bridge = sim_state.format_bdf(domain, parent, slot, 0)
+        out[ad["pci_address"]] = ("/devices/pci%04x:%02x" % (domain, parent), bridge)
+    return out
+
+
+def device_path(state, bdf, bridges=None):
+    """``/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0`` for a simulated function."""
+    bridges = bridges or _bridges(state)
+    f = sim_state.find_function(state, bdf)
+    root, bridge = bridges[f.adapter["pci_address"]]
+    return "%s/%s/%s" % (root, bridge, f.bdf)
+
+
+def _modalias(func):
+    cls = "bc02sc%02x" % (0x07 if func.ib else 0x00)
+    ids = (catalog.VENDOR_ID, func.device_id, catalog.VENDOR_ID, func.model.subsystem_device, cls)
+    return "pci:v%08Xd%08Xsv%08Xsd%08X%si00" % ids
+
+
+def _ipoib_address(func):
+    guid = sim_state.guid_bytes(func.port_guid)
+    return "00:00:10:49:fe:80:00:00:00:00:00:00:" + guid
+
+
+def _gid(prefix, iface_id):
+    h = "%016x%016x" % (prefix, iface_id)
+    return ":".join(h[i:i + 4] for i in range(0, 32, 4))
+
+
+def _build(state):
+    t = _Tree()
+    bridges = _bridges(state)
+    funcs = sim_state.functions(state)
+    rt = state.get("runtime", {}).get("functions", {})
+    ofed = bool(state.get("tools", {}).get("ofed"))
+    for d in ("/class/infiniband", "/class/infiniband_mad", "/class/infiniband_verbs", "/class/net",
+              "/bus/pci/devices", "/bus/pci/drivers/mlx5_core"):
+        t.dir(d)
+    drv = "/bus/pci/drivers/mlx5_core"
+    for name in ("bind", "unbind", "new_id", "remove_id"):
+        t.file("%s/%s" % (drv, name), "", True)
+    t.file(drv + "/uevent", "", True)
+    t.link(drv + "/module", _rel(drv, "/module/mlx5_core"))
+    for mod in MODULES:
+        t.file("/module/%s/initstate" % mod, "live\n")
+        t.file("/module/%s/refcnt" % mod, "0\n")
+    t.link("/module/mlx5_core/drivers/pci:mlx5_core", _rel("/module/mlx5_core/drivers", drv))
+    t.file("/module/ib_core/parameters/netns_mode", "Y\n" if sim_state.netns_mode(state) == "shared" else "N\n")
+    t.file("/class/infiniband_mad/abi_version", "5\n")
+    t.file("/class/infiniband_verbs/abi_version", "6\n")
+    level = sim_state.lockdown(state)
+    t.file("/kernel/security/lockdown",
+           " ".join("[%s]" % lv if lv == level else lv for lv in sim_state.LOCKDOWN_LEVELS) + "\n", True)
+
+    for f in funcs:
+        root, bridge = bridges[f.adapter["pci_address"]]
+        dev = "%s/%s/%s" % (root, bridge, f.bdf)
+        t.dir("%s/%s" % (root, bridge))
+        _pci_function(t, f, dev, rt, ofed)
+        t.link("/bus/pci/devices/%s" % f.bdf, _rel("/bus/pci/devices", dev))
+        if f.bound:
+            t.link("%s/driver" % dev, _rel(dev, drv))
+            t.link("%s/%s" % (drv, f.bdf), _rel(drv, dev))
+            if f.rdma:
+                _rdma_device(t, state, f, dev)
+            if f.netdev:
+                _netdev(t, state, f, dev)
+    return t.entries
+
+
+def _pci_function(t, f, dev, rt, ofed):
+    t.file(dev + "/vendor", "0x%04x\n" % catalog.VENDOR_ID)
+    t.file(dev + "/device", "0x%04x\n" % f.device_id)
+    t.file(dev + "/subsystem_vendor", "0x%04x\n" % catalog.VENDOR_ID)
+    t.file(dev + "/subsystem_device", "0x%04x\n" % f.model.subsystem_device)
+    t.file(dev + "/class", "0x020700\n" if f.ib else "0x020000\n")
+    t.file(dev + "/revision", "0x%02x\n" % f.model.chip_rev)
+    t.file(dev + "/numa_node", "%d\n" % f.adapter.get("numa_node", 0))
+    t.file(dev + "/enable", "1\n", True)
+    t.file(dev + "/modalias", _modalias(f) + "\n")
+    uevent = ""
+    if f.bound:
+        uevent += "DRIVER=mlx5_core\n"
+    uevent += "PCI_CLASS=%X\nPCI_ID=15B3:%04X\nPCI_SUBSYS_ID=15B3:%04X\nPCI_SLOT_NAME=%s\nMODALIAS=%s\n" % (
+        0x20700 if f.ib else 0x20000, f.device_id, f.model.subsystem_device, f.bdf, _modalias(f))
+    t.file(dev + "/uevent", uevent, True)
+    t.link(dev + "/subsystem", _rel(dev, "/bus/pci"))
+    speed, width = PCIE_LINK.get(f.model.key, ("8.0 GT/s PCIe", 16))
+    for prefix in ("current", "max"):
+        t.file("%s/%s_link_speed" % (dev, prefix), speed + "\n")
+        t.file("%s/%s_link_width" % (dev, prefix), "%d\n" % width)
+    if f.is_vf:
+        t.link(dev + "/physfn", "../" + f.parent)
+        return
+    r = rt.get(f.bdf, {})
+    if sim_state.sriov_enabled(f.adapter):
+        numvfs = r.get("sriov_numvfs", 0)
+        t.file(dev + "/sriov_totalvfs", "%d\n" % sim_state.total_vfs(f.adapter))
+        t.file(dev + "/sriov_numvfs", "%d\n" % numvfs, True)
+        t.file(dev + "/sriov_drivers_autoprobe", "%d\n" % r.get("sriov_drivers_autoprobe", 1), True)
+        t.file(dev + "/sriov_offset", "%d\n" % sim_state.sriov_offset(f.adapter, f.pf))
+        t.file(dev + "/sriov_stride", "1\n")
+        t.file(dev + "/sriov_vf_device", "%x\n" % f.model.vf_device_id)
+        for vf in range(numvfs):
+            vbdf = sim_state.vf_bdf(f.adapter, f.pf, vf)
+            t.link("%s/virtfn%d" % (dev, vf), "../" + vbdf)
+            if ofed:
+                vr = rt.get(vbdf, {})
+                base = "%s/sriov/%d" % (dev, vf)
+                t.file(base + "/node", _colon_guid(vr.get("node_guid", "0")) + "\n", True)
+                t.file(base + "/port", _colon_guid(vr.get("port_guid", "0")) + "\n", True)
+                t.file(base + "/policy", vr.get("policy", "Down") + "\n", True)
+        if ofed:
+            t.file(dev + "/mlx5_num_vfs", "%d\n" % numvfs, True)
+            t.dir(dev + "/sriov")
+
+
+def _colon_guid(value):
+    return sim_state.guid_bytes(sim_state.parse_guid(value))
+
+
+def _rdma_device(t, state, f, dev):
+    ib = "%s/infiniband/%s" % (dev, f.rdma)
+    t.link("/class/infiniband/%s" % f.rdma, _rel("/class/infiniband", ib))
+    t.file(ib + "/node_type", "1: CA\n")
+    t.file(ib + "/node_guid", sim_state.guid_colon(f.node_guid) + "\n")
+    t.file(ib + "/sys_image_guid", sim_state.guid_colon(f.sys_image_guid) + "\n")
+    t.file(ib + "/fw_ver", fw_version(f) + "\n")
+    t.file(ib + "/hw_rev", "%x\n" % f.model.chip_rev)
+    t.file(ib + "/hca_type", "MT%d\n" % f.device_id)
+    t.file(ib + "/board_id", f.adapter.get("psid", f.model.psid) + "\n")
+    t.file(ib + "/node_desc", sim_state.node_desc(state, f) + "\n", True)
+    t.file(ib + "/uevent", "NAME=%s\n" % f.rdma)
+    t.link(ib + "/device", _rel(ib, dev))
+    t.link(ib + "/subsystem", _rel(ib, "/class/infiniband"))
+    ps = sim_state.port_status(state, f)
+    port = ib + "/ports/1"
+    t.file(port + "/state", "%d: %s\n" % (ps["state"], catalog.PORT_STATES.get(ps["state"], "UNKNOWN")))
+    t.file(port + "/phys_state", "%d: %s\n" % (ps["phys_state"], KERNEL_PHYS_STATES.get(ps["phys_state"], "<unknown>")))
+    t.file(port + "/rate", ps["rate"] + "\n")
+    t.file(port + "/lid", "0x%x\n" % ps["lid"])
+    t.file(port + "/sm_lid", "0x%x\n" % ps["sm_lid"])
+    t.file(port + "/lid_mask_count", "%d\n" % ps["lmc"])
+    t.file(port + "/sm_sl", "%d\n" % ps["sm_sl"])
+    t.file(port + "/cap_mask", "0x%08x\n" % cap_mask(f, ps))
+    t.file(port + "/link_layer", f.link_layer + "\n")
+    for i in range(GID_TABLE_LEN):
+        gid = ZERO_GID
+        if i == 0 or (i == 1 and not f.ib):
+            gid = _gid(0xFE80000000000000, f.port_guid)
+        t.file("%s/gids/%d" % (port, i), gid + "\n")
+    t.dir(port + "/gid_attrs/types")
+    t.dir(port + "/gid_attrs/ndevs")
+    if f.ib:
+        t.file(port + "/gid_attrs/types/0", "IB/RoCE v1\n")
+    else:
+        for i, kind in ((0, "IB/RoCE v1"), (1, "RoCE v2")):
+            t.file("%s/gid_attrs/types/%d" % (port, i), kind + "\n")
+            t.file("%s/gid_attrs/ndevs/%d" % (port, i), "%s\n" % (f.netdev or ""))
+    keys = sim_state.pkeys(state, f)
+    for i in range(max(PKEY_TABLE_LEN, len(keys))):
+        t.file("%s/pkeys/%d" % (port, i), "0x%04x\n" % (keys[i] if i < len(keys) else 0))
+    for counter in ("port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets", "symbol_error",
+                    "link_downed", "port_rcv_errors"):
+        t.file("%s/counters/%s" % (port, counter), "0\n")
+    num = int(f.rdma.rsplit("_", 1)[1])
+    for cls, name, minor in (("infiniband_mad", "umad%d" % num, num), ("infiniband_mad", "issm%d" % num, 64 + num),
+                             ("infiniband_verbs", "uverbs%d" % num, 192 + num)):
+        base = "%s/%s/%s" % (dev, cls, name)
+        t.file(base + "/ibdev", f.rdma + "\n")
+        t.file(base + "/dev", "231:%d\n" % minor)
+        if cls == "infiniband_mad":
+            t.file(base + "/port", "1\n")
+        else:
+            t.file(base + "/abi_version", "1\n")
+        t.link(base + "/device", _rel(base, dev))
+        t.link("/class/%s/%s" % (cls, name), _rel("/class/" + cls, base))
+
+
+def _netdev(t, state, f, dev):
+    net = "%s/net/%s" % (dev, f.netdev)
+    t.link("/class/net/%s" % f.netdev, _rel("/class/net", net))
+    up = carrier(state, f)
+    t.file(net + "/ifindex", "%d\n" % f.ifindex)
+    t.file(net + "/iflink", "%d\n" % f.ifindex)
+    t.file(net + "/carrier", "1\n" if up else "0\n")
+    t.file(net + "/operstate", "up\n" if up else "down\n")
+    t.file(net + "/flags", "0x1003\n", True)
+    t.file(net + "/dev_id", "0x0\n")
+    t.file(net + "/dev_port", "0\n")
+    t.file(net + "/uevent", "INTERFACE=%s\nIFINDEX=%d\n" % (f.netdev, f.ifindex))
+    t.link(net + "/device", _rel(net, dev))
+    t.link(net + "/subsystem", _rel(net, "/class/net"))
+    if f.ib:
+        t.file(net + "/type", "32\n")
+        t.file(net + "/addr_len", "20\n")
+        t.file(net + "/address", _ipoib_address(f) + "\n")
+        t.file(net + "/broadcast", IPOIB_BROADCAST + "\n")
+        t.file(net + "/mtu", "2044\n", True)
+        t.file(net + "/pkey", "0xffff\n")
+        t.file(net + "/mode", "datagram\n", True)
+        t.file(net + "/umcast", "0\n", True)
+    else:
+        t.file(net + "/type", "1\n")
+        t.file(net + "/addr_len", "6\n")
+        t.file(net + "/address", f.mac + "\n")
+        t.file(net + "/broadcast", "ff:ff:ff:ff:ff:ff\n")
+        t.file(net + "/mtu", "1500\n", True)
+        t.file(net + "/speed", "%d\n" % (int(sim_state.port_status(state, f)["rate"].split()[0]) * 1000))
+        if not f.is_vf:
+            t.file(net + "/phys_port_name", "p%d\n" % f.pf)
+
+
+_CACHE = {}
+
+
+def tree(state):
+    """The simulated sysfs for ``state`` (cached on the state's content)."""
+    key = json.dumps(state, sort_keys=True)
+    hit = _CACHE.get(key)
+    if hit is None:
+        if len(_CACHE) > 8:
+            _CACHE.clear()
+        hit = _CACHE[key] = _build(state)
+    return hit
+
+
+_FILE_CACHE = {}
+
+
+def tree_for_file(path):
+    """``tree()`` of a state file, cached on (path, mtime, size, inode)."""
+    st = os.stat(path)
+    key = (path, st.st_mtime_ns, st.st_size, st.st_ino)
+    hit = _FILE_CACHE.get(path)
+    if hit is None or hit[0] != key:
+        hit = (key, tree(sim_state.load(path)))
+        _FILE_CACHE[path] = hit
+    return hit[1]
+
+
+def resolve(entries, path, follow_last=True):
+    """Canonical path: follows simulated symlinks in every component (and the last one when asked)."""
+    parts = [p for p in path.split("/") if p]
+    cur = ""
+    for _step in range(64):
+        if not parts:
+            break
+        cur = cur + "/" + parts.pop(0)
+        entry = entries.get(cur)
+        if isinstance(entry, Link) and (parts or follow_last):
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(cur), entry.target))
+            parts = [p for p in target.split("/") if p] + parts
+            cur = ""
+    return cur or "/"
+
+
+def _oserror(code):
+    return OSError(code, os.strerror(code))
+
+
+def _kstrtoint(text):
+    """kstrtou16-ish: optional ``+``, base 0, one trailing newline; EINVAL otherwise, ERANGE when too big."""
+    if text.endswith("\n"):
+        text = text[:-1]
+    m = re.fullmatch(r"\+?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)", text)
+    if not m:
+        raise _oserror(errno.EINVAL)
+    value = int(m.group(1), 0)
+    if value > 0xFFFF:
+        raise _oserror(errno.ERANGE)
+    return value
+
+
+def _kstrtobool(text):
+    t = text[:1].lower()
+    if t in ("y", "1"):
+        return True
+    if t in ("n", "0"):
+        return False
+    if text[:2].lower() == "on":
+        return True
+    if text[:3].lower() == "off":
+        return False
+    raise _oserror(errno.EINVAL)
+
+
+def _function_of(path):
+    """The last PCI-function component of a canonical path."""
+    for part in reversed(path.split("/")):
+        if _BDF_COMPONENT.match(part):
+            return part
+    return None
+
+
+def write(state, path, data):
+    """Apply ``data`` written to the simulated attribute ``path`` (``/sys``-relative, may go through links).
+
+    Mutates ``state``; raises OSError with the errno the kernel returns.
+    """
+    entries = tree(state)
+    canon = resolve(entries, path)
+    entry = entries.get(canon)
+    if entry is None:
+        raise _oserror(errno.ENOENT)
+    if isinstance(entry, Dir):
+        raise _oserror(errno.EISDIR)
+    if isinstance(entry, Link):
+        raise _oserror(errno.ENOENT)
+    if not entry.writable:
+        raise _oserror(errno.EACCES)
+    if isinstance(data, str):
+        data = data.encode()
+    text = data.decode("utf-8", errors="replace")
+    name = posixpath.basename(canon)
+    parent = posixpath.dirname(canon)
+    bdf = _function_of(canon)
+    if canon == "/kernel/security/lockdown":
+        sim_state.set_lockdown(state, text.strip())
+    elif parent == "/bus/pci/drivers/mlx5_core":
+        if name == "bind":
+            sim_state.bind(state, text.strip())
+        elif name == "unbind":
+            sim_state.unbind(state, text.strip())
+    elif name in ("sriov_numvfs", "mlx5_num_vfs"):
+        sim_state.set_numvfs(state, bdf, _kstrtoint(text))
+    elif name == "sriov_drivers_autoprobe":
+        sim_state.set_autoprobe(state, bdf, _kstrtobool(text))
+    elif name == "node_desc" and "/infiniband/" in canon:
+        sim_state.set_node_desc(state, bdf, text)
+    elif "/sriov/" in canon and name in ("node", "port", "policy"):
+        _write_ofed_sriov(state, canon, name, text)
+    # Other writable attributes (enable, uevent, mtu, new_id ...) are accepted and not modelled.
+
+
+def _write_ofed_sriov(state, canon, name, text):
+    m = re.search(r"/([0-9a-f:.]+)/sriov/(\d+)/" + name + "$", canon)
+    pf = sim_state.find_function(state, m.group(1))
+    vbdf = sim_state.vf_bdf(pf.adapter, pf.pf, int(m.group(2)))
+    value = text.strip()
+    if name == "policy":
+        if value not in ("Down", "Up", "Follow"):
+            raise _oserror(errno.EINVAL)
+        sim_state.set_vf_guid(state, vbdf, policy=value)
+        return
+    if not re.fullmatch(r"([0-9a-fA-F]{1,2}:){7}[0-9a-fA-F]{1,2}", value):
+        raise _oserror(errno.EINVAL)
+    guid = int("".join("%02x" % int(x, 16) for x in value.split(":")), 16)
+    if name == "node":
+        sim_state.set_vf_guid(state, vbdf, node_guid=guid)
+    else:
+        sim_state.set_vf_guid(state, vbdf, port_guid=guid)
