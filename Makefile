@@ -1,0 +1,56 @@
+# Entry points. Every target is a thin wrapper over scripts/, which CI runs through
+# `make test` (.ci/run). See README.md.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV := $(CURDIR)/.venv
+PY := $(VENV)/bin/python
+# ansible-playbook, molecule and ansible-lint find the dependencies and this
+# collection (linked to the checkout) in .collections/, never on Galaxy.
+export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.collections
+export PATH := $(VENV)/bin:$(PATH)
+
+.PHONY: help deps demo lab-down test lint sanity units changelog argspecs molecule build clean distclean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+deps: ## Install apt packages, .venv and .collections (cached; fast when nothing changed)
+	@scripts/deps.sh
+
+demo: deps ## Start the simulated lab and run playbooks/site.yml against it
+	$(PY) lab/labctl.py up
+	$(VENV)/bin/ansible-playbook -i inventories/lab playbooks/site.yml
+
+lab-down: ## Stop and remove the simulated lab
+	$(if $(wildcard $(PY)),$(PY),python3) lab/labctl.py down
+
+test: ## Everything CI runs: deps, lint, sanity, units, changelog, argspecs, molecule
+	@scripts/test.sh
+
+lint: deps ## ruff, yamllint, ansible-lint
+	@scripts/lint.sh
+
+sanity: deps ## ansible-test sanity on a copy of the collection
+	@scripts/sanity.sh
+
+units: deps ## pytest on tests/unit and lab/tests
+	@scripts/units.sh
+
+changelog: deps ## antsibull-changelog lint
+	@scripts/changelog.sh
+
+argspecs: deps ## roles/*/defaults/main.yml and meta/argument_specs.yml name the same variables
+	@$(PY) scripts/check_argument_specs.py
+
+molecule: deps ## molecule test for every scenario not ending in _vm
+	@scripts/molecule.sh
+
+build: deps ## Build the collection artifact into .cache/build/
+	$(VENV)/bin/ansible-galaxy collection build --force --output-path .cache/build
+
+clean: ## Remove test output and caches made in the checkout (keeps .venv, .collections)
+	rm -rf .cache/sanity .cache/build .cache/logs tests/output .pytest_cache .ruff_cache
+
+distclean: clean ## Also remove .venv, .collections, the stamps and .cache/lab (run lab-down first)
+	rm -rf .venv .collections .cache .ansible

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Molecule: `molecule test -s <name>` for every scenario in molecule/ whose name does
+# not end in _vm (those need a QEMU guest; they are not part of `make test`).
+# Stops at the first scenario that fails. Scenario names can be given as arguments.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+require_venv
+cd "${REPO_ROOT}"
+
+if [ "$#" -gt 0 ]; then
+    scenarios=("$@")
+else
+    scenarios=()
+    for f in molecule/*/molecule.yml; do
+        [ -f "$f" ] || continue
+        name="$(basename "$(dirname "$f")")"
+        case "${name}" in *_vm) continue ;; esac
+        scenarios+=("${name}")
+    done
+fi
+
+if [ "${#scenarios[@]}" -eq 0 ]; then
+    header "molecule"
+    info "no container scenarios in molecule/: nothing to run"
+    exit 0
+fi
+
+# The container scenarios run on the lab's node image (.config/molecule/config.yml reads
+# FABRIC_LAB_IMAGE). `lab/labctl.py image` builds it when missing and prints its name
+# as the last line of its output (other lines start with "lab: ").
+if [ -z "${FABRIC_LAB_IMAGE:-}" ]; then
+    header "molecule: lab node image"
+    image_out="$(python lab/labctl.py image | tee /dev/stderr)" || die "lab/labctl.py image failed"
+    FABRIC_LAB_IMAGE="$(printf '%s\n' "${image_out}" | grep -v '^lab: ' | grep -v '^[[:space:]]*$' | tail -n 1)"
+    [ -n "${FABRIC_LAB_IMAGE}" ] || die "lab/labctl.py image printed no image name"
+    export FABRIC_LAB_IMAGE
+    info "FABRIC_LAB_IMAGE=${FABRIC_LAB_IMAGE}"
+fi
+
+summary=()
+for s in "${scenarios[@]}"; do
+    header "molecule: test -s ${s}"
+    start="$(now)"
+    molecule test -s "${s}"
+    summary+=("$(printf '  %-24s passed  %6s s' "${s}" "$(elapsed "${start}" "$(now)")")")
+done
+header "molecule: ${#scenarios[@]} scenario(s) passed"
+printf '%s\n' "${summary[@]}"

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# `make test` (and CI through .ci/run): every check, in order, stopping at the first
+# failure. Prints a banner per step, then a summary with each step's wall time, and
+# as its last line "N passed, M failed" (CI reads that line).
+#
+#   scripts/test.sh              all steps
+#   scripts/test.sh lint units   only those steps (deps always runs first)
+set -uo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "${REPO_ROOT}" || exit 1
+
+ALL_STEPS=(deps lint sanity units changelog argspecs molecule)
+
+# The command of each step, as shown in its banner and run by run_step.
+describe_step() {
+    case "$1" in
+        deps) echo "scripts/deps.sh" ;;
+        lint) echo "scripts/lint.sh" ;;
+        sanity) echo "scripts/sanity.sh" ;;
+        units) echo "scripts/units.sh" ;;
+        changelog) echo "scripts/changelog.sh" ;;
+        argspecs) echo "python scripts/check_argument_specs.py" ;;
+        molecule) echo "scripts/molecule.sh" ;;
+        *) return 1 ;;
+    esac
+}
+
+run_step() {
+    case "$1" in
+        deps) scripts/deps.sh ;;
+        lint) scripts/lint.sh ;;
+        sanity) scripts/sanity.sh ;;
+        units) scripts/units.sh ;;
+        changelog) scripts/changelog.sh ;;
+        argspecs) "${VENV}/bin/python" scripts/check_argument_specs.py ;;
+        molecule) scripts/molecule.sh ;;
+    esac
+}
+
+steps=()
+if [ "$#" -gt 0 ]; then
+    [ "$1" = deps ] || steps+=(deps)
+    for s in "$@"; do
+        describe_step "$s" >/dev/null || die "unknown step '$s' (steps: ${ALL_STEPS[*]})"
+        steps+=("$s")
+    done
+else
+    steps=("${ALL_STEPS[@]}")
+fi
+
+declare -A result=() seconds=()
+passed=0
+failed=0
+rc=0
+total_start="$(now)"
+for i in "${!steps[@]}"; do
+    s="${steps[$i]}"
+    banner "[$((i + 1))/${#steps[@]}] ${s}: $(describe_step "$s")"
+    start="$(now)"
+    run_step "$s"
+    rc=$?
+    seconds[$s]="$(elapsed "${start}" "$(now)")"
+    if [ "${rc}" -eq 0 ]; then
+        result[$s]=passed
+        passed=$((passed + 1))
+    else
+        result[$s]="FAILED (exit ${rc})"
+        failed=$((failed + 1))
+        fail_line "step ${s} failed with exit status ${rc}; stopping."
+        break
+    fi
+done
+
+not_run=0
+banner "summary"
+for s in "${steps[@]}"; do
+    if [ -n "${result[$s]:-}" ]; then
+        printf '  %-10s %-18s %8s s\n' "$s" "${result[$s]}" "${seconds[$s]}"
+    else
+        printf '  %-10s %-18s %8s\n' "$s" "not run" "-"
+        not_run=$((not_run + 1))
+    fi
+done
+printf '  %-10s %-18s %8s s\n' "total" "" "$(elapsed "${total_start}" "$(now)")"
+[ "${not_run}" -eq 0 ] || printf '%d step(s) not run\n' "${not_run}"
+printf '%d passed, %d failed\n' "${passed}" "${failed}"
+exit "${rc}"
