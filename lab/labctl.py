@@ -3,6 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Start, stop and inspect the simulated lab (the host side).
 
+    python lab/labctl.py image         build the node image if needed; print its tag
     python lab/labctl.py up            build the node image if needed, start ibsim and the nodes
     python lab/labctl.py down          stop and remove the nodes and ibsim (node state is kept)
     python lab/labctl.py reset         down, and forget the nodes' state (next up starts fresh)
@@ -30,6 +31,7 @@ import yaml
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "lab"))
 
+from fabricsim import fabric  # noqa: E402  pylint: disable=wrong-import-position
 from fabricsim import state as sim_state  # noqa: E402  pylint: disable=wrong-import-position
 
 INVENTORY = os.path.join(REPO, "inventories", "lab", "hosts.yml")
@@ -40,8 +42,6 @@ SUITE = os.environ.get("FABRIC_LAB_SUITE", "bookworm")
 NETWORK = "fabric-lab"
 PREFIX = "fabric-lab-"
 IBSIM_PORT = 7070
-SWITCH = "Switch1"
-SWITCH_PORTS = 36
 
 
 def log(message):
@@ -103,21 +103,6 @@ def ssh_key():
 
 
 # --- ibsim -------------------------------------------------------------------------------
-def netfile(states):
-    """An ibnetdiscover-style topology: one switch, every cabled InfiniBand function on it."""
-    lines = ['Switch\t%d "%s"' % (SWITCH_PORTS, SWITCH)]
-    hcas = []
-    for host, state in sorted(states.items()):
-        for port in sim_state.fabric_ports(state):
-            name = "%s-%s" % (host, port["rdma_device"])
-            lines.append('[%d]\t"%s"[1]' % (port["switch_port"], name))
-            # ibsim derives a port's GUID as node GUID + port number; real mlx5 functions have
-            # port GUID == node GUID, so the fabric's node GUID is one below the port GUID.
-            hcas.append('caguid=0x%016x\nHca\t1 "%s"\n[1]\t"%s"[%d]' % (
-                int(port["port_guid"], 16) - 1, name, SWITCH, port["switch_port"]))
-    return "\n".join(lines) + "\n\n" + "\n\n".join(hcas) + "\n"
-
-
 def ibsim_pidfile():
     return os.path.join(CACHE, "ibsim", "ibsim.pid")
 
@@ -135,12 +120,15 @@ def ibsim_running():
 def ensure_ibsim(states):
     directory = os.path.join(CACHE, "ibsim")
     os.makedirs(directory, exist_ok=True)
-    net = netfile(states)
+    try:
+        net = fabric.netfile(states)
+    except ValueError as exc:
+        raise SystemExit("lab: %s" % exc) from None
     path = os.path.join(directory, "net")
     old = open(path, encoding="utf-8").read() if os.path.exists(path) else None
     pid = ibsim_running()
     if pid and old == net:
-        return
+        return False
     if pid:
         os.kill(pid, signal.SIGTERM)
         time.sleep(0.5)
@@ -156,13 +144,52 @@ def ensure_ibsim(states):
                                 stdout=out, stderr=subprocess.STDOUT, cwd=directory, start_new_session=True)
     with open(ibsim_pidfile(), "w", encoding="utf-8") as handle:
         handle.write(str(proc.pid))
-    log("ibsim serving the fabric (%d nodes) on UDP %d" % (net.count("Hca\t"), IBSIM_PORT))
+    log("ibsim serving the fabric (%d ports) on UDP %d" % (net.count("Hca\t"), IBSIM_PORT))
+    time.sleep(0.5)
+    return True
+
+
+def _pid_alive(pidfile):
+    try:
+        with open(pidfile, encoding="utf-8") as handle:
+            pid = int(handle.read().strip())
+        os.kill(pid, 0)
+        return pid
+    except (OSError, ValueError):
+        return None
+
+
+def ensure_switch_sm(restart=False):
+    """The switch's own subnet manager: the real OpenSM, attached to the simulated switch.
+
+    Many sites run the SM on a managed switch; the lab does the same so that ports become ACTIVE
+    with a LID.  It runs at priority 0, so an OpenSM that the collection deploys on a node (with
+    a higher priority) takes MASTER over, as it would on a real fabric.
+    """
+    directory = os.path.join(CACHE, "ibsim")
+    pidfile = os.path.join(directory, "opensm.pid")
+    pid = _pid_alive(pidfile)
+    if pid and not restart:
+        return
+    if pid:
+        os.kill(pid, signal.SIGTERM)
+        time.sleep(0.5)
+    env = dict(os.environ, LD_PRELOAD=fabric.UMAD2SIM, IBSIM_SERVER_NAME=gateway(), IBSIM_SERVER_PORT=str(IBSIM_PORT),
+               SIM_HOST=fabric.SWITCH, OSM_CACHE_DIR=directory)
+    with open(os.path.join(directory, "opensm.out"), "w", encoding="utf-8") as out:
+        proc = subprocess.Popen(["opensm", "-p", "0", "-f", os.path.join(directory, "opensm.log")], env=env, cwd=directory,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    with open(pidfile, "w", encoding="utf-8") as handle:
+        handle.write(str(proc.pid))
+    log("switch subnet manager (OpenSM, priority 0) started")
 
 
 def stop_ibsim():
-    pid = ibsim_running()
-    if pid:
-        os.kill(pid, signal.SIGTERM)
+    for name in ("opensm.pid", "ibsim.pid"):
+        pid = _pid_alive(os.path.join(CACHE, "ibsim", name))
+        if pid:
+            os.kill(pid, signal.SIGTERM)
+            time.sleep(0.3)
 
 
 # --- nodes -------------------------------------------------------------------------------
@@ -204,7 +231,6 @@ def container_args(name, spec, image, key):
         "--volume", "%s:/var/lib/fabricsim:rw" % os.path.join(directory, "state"),
         "--volume", "%s:/var/log/fabricsim:rw" % os.path.join(directory, "log"),
         "--volume", "%s.pub:/root/.ssh/authorized_keys:ro" % key,
-        "--env", "IBSIM_SERVER_NAME=%s" % gateway(), "--env", "IBSIM_SERVER_PORT=%d" % IBSIM_PORT,
         image,
     ]
 
@@ -234,17 +260,41 @@ def wait_ready(name, port, timeout=90):
     raise SystemExit("lab: %s did not become ready in %d s\n%s" % (name, timeout, journal.stdout))
 
 
-def up():
+def wait_fabric_active(lab, timeout=60):
+    """Wait until the subnet manager has swept: every cabled InfiniBand port is ACTIVE."""
+    deadline = time.monotonic() + timeout
+    while True:
+        waiting = []
+        for name in lab:
+            state = sim_state.load(os.path.join(node_dir(name), "state", "state.json"))
+            cabled = state.get("fabric", {}).get("ports", {})
+            for func in sim_state.functions(state, include_vfs=False):
+                if func.bdf in cabled and func.ib and state.get("fabric_view", {}).get(func.bdf, {}).get("state") != "ACTIVE":
+                    waiting.append("%s %s" % (name, func.bdf))
+        if not waiting:
+            return
+        if time.monotonic() > deadline:
+            raise SystemExit("lab: InfiniBand ports not ACTIVE after %d s: %s (see .cache/lab/ibsim/opensm.log)" % (timeout, ", ".join(waiting)))
+        time.sleep(0.5)
+
+
+def up(switch_sm=True):
     started = time.monotonic()
     image = ensure_image()
     key = ssh_key()
     if run(["podman", "network", "exists", NETWORK], check=False).returncode != 0:
         run(["podman", "network", "create", NETWORK])
     lab = nodes()
+    address = "%s:%d" % (gateway(), IBSIM_PORT)
     states = {}
     for name, spec in lab.items():
-        states[name] = sim_state.load(seed_state(name, spec))
-    ensure_ibsim(states)
+        path = seed_state(name, spec)
+        if sim_state.load(path).get("fabric", {}).get("ibsim") != address:
+            sim_state.mutate(path, lambda st: st.setdefault("fabric", {}).update(ibsim=address))
+        states[name] = sim_state.load(path)
+    restarted = ensure_ibsim(states)
+    if switch_sm:
+        ensure_switch_sm(restart=restarted)
     for name, spec in lab.items():
         current = container_state(name)
         if current and current["image"] != image:
@@ -256,6 +306,8 @@ def up():
             run(["podman", "start", PREFIX + name])
     for name, spec in lab.items():
         wait_ready(name, spec["port"])
+    if switch_sm:
+        wait_fabric_active(lab)
     log("%d nodes up in %.1f s: %s" % (len(lab), time.monotonic() - started, ", ".join(sorted(lab))))
 
 
@@ -301,11 +353,14 @@ def power_cycle(name):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="labctl", description=__doc__.split("\n", 1)[0])
-    parser.add_argument("action", choices=("up", "down", "reset", "status", "calls", "power-cycle", "netfile"))
+    parser.add_argument("action", choices=("image", "up", "down", "reset", "status", "calls", "power-cycle", "netfile"))
     parser.add_argument("node", nargs="?")
+    parser.add_argument("--no-switch-sm", action="store_true", help="up: no subnet manager on the switch (ports stay INIT)")
     args = parser.parse_args(argv)
-    if args.action == "up":
-        up()
+    if args.action == "image":
+        print(ensure_image())
+    elif args.action == "up":
+        up(switch_sm=not args.no_switch_sm)
     elif args.action == "down":
         down()
     elif args.action == "reset":
@@ -313,7 +368,7 @@ def main(argv=None):
     elif args.action == "status":
         status()
     elif args.action == "netfile":
-        print(netfile({name: sim_state.load(seed_state(name, spec)) for name, spec in nodes().items()}))
+        print(fabric.netfile({name: sim_state.load(seed_state(name, spec)) for name, spec in nodes().items()}))
     elif not args.node:
         parser.error("%s needs a node name" % args.action)
     elif args.action == "calls":

@@ -19,11 +19,20 @@ import time
 from fabricsim import state as sim_state
 from fabricsim import sysfs
 
-# The module is named ``fusepy`` in Debian's python3-fusepy and ``fuse`` on PyPI.
+# The module is named ``fusepy`` in Debian's python3-fusepy and ``fuse`` on PyPI; it needs libfuse
+# at import.  Without it the class below still works (tests call its methods directly).
 try:
-    from fusepy import FUSE, FuseOSError, Operations
+    from fusepy import FUSE, Operations
 except ImportError:  # pragma: no cover - depends on the distribution
-    from fuse import FUSE, FuseOSError, Operations
+    try:
+        from fuse import FUSE, Operations
+    except (ImportError, OSError):
+        FUSE, Operations = None, object
+
+
+def _error(number):
+    """fusepy answers the kernel with -errno for any OSError an operation raises."""
+    return OSError(number, os.strerror(number))
 
 _STAT_KEYS = ("st_mode", "st_size", "st_nlink", "st_uid", "st_gid", "st_atime", "st_mtime", "st_ctime")
 _SYSFS_ATTR_SIZE = 4096  # what sysfs reports for every attribute file
@@ -92,7 +101,7 @@ class SysfsOverlay(Operations):
         try:
             st = os.lstat(self._real(path))
         except OSError as exc:
-            raise FuseOSError(exc.errno) from None
+            raise _error(exc.errno) from None
         return {key: getattr(st, key) for key in _STAT_KEYS}
 
     def readdir(self, path, fh):
@@ -105,7 +114,7 @@ class SysfsOverlay(Operations):
             except OSError:
                 pass
         elif not names and self._entry(path) is None:
-            raise FuseOSError(errno.ENOENT)
+            raise _error(errno.ENOENT)
         return [".", ".."] + sorted(names)
 
     def readlink(self, path):
@@ -115,21 +124,21 @@ class SysfsOverlay(Operations):
         try:
             return os.readlink(self._real(path))
         except OSError as exc:
-            raise FuseOSError(exc.errno) from None
+            raise _error(exc.errno) from None
 
     def open(self, path, flags):
         entry = self._entry(path)
         wants_write = flags & (os.O_WRONLY | os.O_RDWR)
         if entry is None:
             if wants_write:
-                raise FuseOSError(errno.EROFS)
+                raise _error(errno.EROFS)
             if not os.path.exists(self._real(path)):
-                raise FuseOSError(errno.ENOENT)
+                raise _error(errno.ENOENT)
             return 0
         if isinstance(entry, sysfs.Dir):
-            raise FuseOSError(errno.EISDIR)
+            raise _error(errno.EISDIR)
         if wants_write and not entry.writable:
-            raise FuseOSError(errno.EACCES)  # kernfs: attribute without a store method
+            raise _error(errno.EACCES)  # kernfs: attribute without a store method
         return 0
 
     def read(self, path, size, offset, fh):
@@ -141,23 +150,23 @@ class SysfsOverlay(Operations):
                 handle.seek(offset)
                 return handle.read(size)
         except OSError as exc:
-            raise FuseOSError(exc.errno) from None
+            raise _error(exc.errno) from None
 
     # --- write side --------------------------------------------------------------------
     def write(self, path, data, offset, fh):
         entry = self._entry(path)
         if entry is None:
-            raise FuseOSError(errno.EROFS)
+            raise _error(errno.EROFS)
         try:
             sim_state.mutate(self.state_path, lambda st: sysfs.write(st, path, bytes(data)))
         except OSError as exc:
-            raise FuseOSError(exc.errno or errno.EIO) from None
+            raise _error(exc.errno or errno.EIO) from None
         return len(data)
 
     def truncate(self, path, length, fh=None):
         # ``echo N > file`` opens with O_TRUNC; sysfs ignores it, so do we.
         if self._entry(path) is None:
-            raise FuseOSError(errno.EROFS)
+            raise _error(errno.EROFS)
         return 0
 
     def statfs(self, path):
@@ -167,5 +176,7 @@ class SysfsOverlay(Operations):
 
 def serve(mountpoint, real_root, state_path):
     """Serve until unmounted (blocks)."""
+    if FUSE is None:
+        raise RuntimeError("fusepy and libfuse are needed to serve the simulated sysfs")
     FUSE(SysfsOverlay(real_root, state_path), mountpoint, foreground=True, nothreads=True,
          allow_other=True, direct_io=True, attr_timeout=0, entry_timeout=0, fsname="fabricsim-sysfs")

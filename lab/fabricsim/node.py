@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 
+from fabricsim import fabric
 from fabricsim import fusefs
 from fabricsim import state as sim_state
 
@@ -110,6 +111,18 @@ def _sd_notify(message):
         sock.sendall(message.encode())
 
 
+def _keep_fabric_in_sync(state_path, interval=2.0):
+    """Follow what the subnet manager does to this node's ports (see fabric.py)."""
+    while True:
+        try:
+            fabric.sync(state_path)
+        except Exception as exc:  # pylint: disable=broad-exception-caught
+            # A passing fault (ibsim restarting, a state write racing ours) must not stop the
+            # loop; the next round tries again.
+            print("fabricsim: fabric sync: %s" % exc, file=sys.stderr)
+        time.sleep(interval)
+
+
 def _bind_when_mounted():
     deadline = time.monotonic() + 30
     while not os.path.ismount(SIM_SYS):
@@ -131,6 +144,8 @@ def serve(state_path):
     # A non-recursive bind: the real sysfs without anything mounted over its subtrees.
     _run(["mount", "--bind", "/sys", REAL_SYS])
     threading.Thread(target=_bind_when_mounted, daemon=True).start()
+    if fabric.server(sim_state.load(state_path)):
+        threading.Thread(target=_keep_fabric_in_sync, args=(state_path,), daemon=True).start()
     fusefs.serve(SIM_SYS, REAL_SYS, state_path)
 
 

@@ -34,7 +34,9 @@ mkdir -p "$root/etc/systemd/system/ssh.service.d" "$root/root/.ssh"
 chmod 700 "$root/root/.ssh"
 cat >"$root/etc/systemd/system/ssh.service.d/10-hostkeys.conf" <<'EOF'
 [Service]
+ExecStartPre=
 ExecStartPre=/usr/bin/ssh-keygen -A
+ExecStartPre=/usr/sbin/sshd -t
 EOF
 printf 'PermitRootLogin prohibit-password\nPasswordAuthentication no\nUseDNS no\n' >"$root/etc/ssh/sshd_config.d/10-lab.conf"
 # The simulated adapters: started before anything that could look at them. The code comes from
