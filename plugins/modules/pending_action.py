@@ -1,0 +1,187 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: pending_action
+short_description: Record that a change waits for a reboot, a firmware reset or a power cycle
+version_added: 0.1.0
+description:
+  - Roles of this collection never reboot, reset firmware or power-cycle a node on their own. When a change they made takes effect only
+    after one of those, they record it with this module, and the reboot orchestration acts once for everything that is pending.
+  - The record is one JSON file on the node. Each entry keeps the time and the boot it was first recorded in, even when it is recorded
+    again, so that after a reboot RV(entries[].booted_since) tells that the node has booted since and the change is still not live.
+  - Never reboots or resets anything itself.
+author:
+  - fabric.infiniband developers (!UNKNOWN)
+extends_documentation_fragment:
+  - fabric.infiniband.attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+options:
+  name:
+    description:
+      - Who records the entry, usually the role's name, for example V(link_type). One entry per name.
+    type: str
+    required: true
+  state:
+    description:
+      - V(present) records the entry (or updates its action, reason and details), V(absent) removes it.
+    type: str
+    choices: [present, absent]
+    default: present
+  action:
+    description:
+      - What the change waits for. V(fw_reset) is a firmware reset (C(mlxfwreset)), V(reboot) a warm reboot, V(power_cycle) a cold one.
+      - A stronger action also satisfies the weaker ones; RV(action) is the strongest action over all entries.
+    type: str
+    choices: [reboot, power_cycle, fw_reset]
+    default: reboot
+  reason:
+    description:
+      - A sentence for the operator, for example V(LINK_TYPE_P1 of 0000:3b:00.0 is IB at the next boot, ETH now).
+    type: str
+    default: ""
+  details:
+    description:
+      - Anything the orchestration or a later run needs to decide whether the change took effect, for example the devices and values.
+    type: dict
+    default: {}
+  path:
+    description:
+      - The file holding the record.
+    type: path
+    default: /var/lib/fabric-infiniband/pending.json
+"""
+
+EXAMPLES = r"""
+- name: Record that the new link types need a reboot
+  fabric.infiniband.pending_action:
+    name: link_type
+    action: reboot
+    reason: "LINK_TYPE_P1 of 0000:3b:00.0 is IB at the next boot"
+    details:
+      devices: ["0000:3b:00.0"]
+
+- name: Nothing is pending for link_type any more
+  fabric.infiniband.pending_action:
+    name: link_type
+    state: absent
+  register: __pending
+
+- name: Stop when a reboot has already happened and did not apply the change
+  ansible.builtin.assert:
+    that: not (__pending.entries.link_type.booted_since | default(false))
+"""
+
+RETURN = r"""
+entries:
+  description: Every pending entry on the node after the change, by name.
+  returned: always
+  type: dict
+  sample:
+    link_type:
+      action: reboot
+      reason: "LINK_TYPE_P1 of 0000:3b:00.0 is IB at the next boot"
+      details: {devices: ["0000:3b:00.0"]}
+      since: 1763776000
+      boot: "8c7e0d5e-2f7e-4b43-9a4b-2c3f0c8a5e61:1"
+      booted_since: false
+  contains:
+    action:
+      description: What the entry waits for.
+      type: str
+    reason:
+      description: The entry's sentence for the operator.
+      type: str
+    details:
+      description: The entry's details.
+      type: dict
+    since:
+      description: When the entry was first recorded, seconds since the epoch.
+      type: int
+    boot:
+      description: Identity of the boot in which the entry was first recorded.
+      type: str
+    booted_since:
+      description: Whether the node has booted since the entry was first recorded.
+      type: bool
+action:
+  description: The strongest pending action over all entries (a power cycle covers a reboot, a reboot a firmware reset), V(null) when none.
+  returned: always
+  type: str
+  sample: reboot
+boot:
+  description: Identity of the current boot (C(/proc/sys/kernel/random/boot_id) and the start time of PID 1).
+  returned: always
+  type: str
+"""
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.fabric.infiniband.plugins.module_utils import pending
+
+
+def argument_spec():
+    return dict(
+        name=dict(type="str", required=True),
+        state=dict(type="str", choices=["present", "absent"], default="present"),
+        action=dict(type="str", choices=list(pending.ACTIONS), default="reboot"),
+        reason=dict(type="str", default=""),
+        details=dict(type="dict", default={}),
+        path=dict(type="path", default=pending.DEFAULT_PATH),
+    )
+
+
+class PendingAction(object):
+    def __init__(self, module):
+        self.module = module
+        self.params = module.params
+        self.boot = pending.boot_identity()
+
+    def desired(self, before):
+        entries = dict(before)
+        name = self.params["name"]
+        if self.params["state"] == "absent":
+            entries.pop(name, None)
+            return entries
+        old = before.get(name) or {}
+        entry = dict(action=self.params["action"], reason=self.params["reason"], details=self.params["details"],
+                     since=old.get("since", int(time.time())), boot=old.get("boot", self.boot))
+        entries[name] = entry
+        return entries
+
+    def run(self):
+        path = self.params["path"]
+        try:
+            record = pending.load(path)
+        except ValueError as exc:
+            self.module.fail_json(msg="Cannot read the pending-action record %s: %s. Move it away to start a new record." % (path, exc))
+        before = record["entries"]
+        after = self.desired(before)
+        changed = after != before
+        if changed and not self.module.check_mode:
+            record["entries"] = after
+            pending.save(self.module, path, record)
+        result = dict(changed=changed, entries=pending.annotate(after, self.boot), action=pending.strongest(after), boot=self.boot)
+        if self.module._diff:
+            result["diff"] = dict(before=dict(entries=before), after=dict(entries=after), before_header=path, after_header=path)
+        self.module.exit_json(**result)
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    PendingAction(module).run()
+
+
+if __name__ == "__main__":
+    main()
