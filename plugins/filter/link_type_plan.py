@@ -1,0 +1,162 @@
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: link_type_plan
+short_description: Decide the firmware link type of every port of every adapter of a host
+version_added: 0.1.0
+author: fabric.infiniband developers
+description:
+  - Takes the result of M(fabric.infiniband.hca_info) and returns one entry per card (a card is the PCI functions that share
+    a bus and slot, one function per port) with the C(LINK_TYPE_Pn) firmware parameters to set through its first function.
+  - An adapter named in O(adapters) by PCI address (any function of the card, with or without the domain) or by model gets the
+    link types listed there; every other card gets O(default) on all its ports, or is left out when O(default) is V(null).
+  - VFs, functions without an NVIDIA/Mellanox model and, unless named explicitly, BlueField cards are left out.
+  - Whether a card has link type parameters at all (Ethernet-only cards do not) is for the firmware tool to say.
+options:
+  _input:
+    description: The registered result of M(fabric.infiniband.hca_info).
+    type: dict
+    required: true
+  default:
+    description: Link type of every port of a card that O(adapters) does not name; V(ib), V(eth) or V(null).
+    type: str
+  adapters:
+    description:
+      - Per-card link types, each with exactly one of C(pci_address) or C(model), and C(ports), a list of V(ib)/V(eth) for port 1, 2.
+      - A C(pci_address) that matches no card of the host is an error; a C(model) that matches none is not.
+    type: list
+    elements: dict
+    default: []
+"""
+
+EXAMPLES = r"""
+- name: Plan the link types
+  ansible.builtin.set_fact:
+    __plan: "{{ __hca | fabric.infiniband.link_type_plan('ib', [{'pci_address': '3b:00.0', 'ports': ['ib', 'eth']}]) }}"
+"""
+
+RETURN = r"""
+_value:
+  description: One entry per card.
+  type: list
+  elements: dict
+  contains:
+    card:
+      description: PCI address of the card without the function.
+      type: str
+    device:
+      description: The first function's PCI address, through which the card's firmware is configured.
+      type: str
+    model:
+      description: Model name from M(fabric.infiniband.hca_info).
+      type: str
+    ports:
+      description: Number of ports (PCI functions) of the card.
+      type: int
+    link_types:
+      description: Desired link type per port, V(IB) or V(ETH).
+      type: list
+      elements: str
+    params:
+      description: The firmware parameters, for example C({LINK_TYPE_P1: IB, LINK_TYPE_P2: ETH}).
+      type: dict
+    source:
+      description: V(default), or C(link_type_adapters[N]) for the entry that chose the link types.
+      type: str
+"""
+
+import re
+
+from ansible.errors import AnsibleFilterError
+
+LINK_TYPES = ("ib", "eth")
+_BDF = re.compile(r"^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.([0-7]))?$")
+
+
+def _card_of(address):
+    match = _BDF.match(address.strip())
+    if not match:
+        return None
+    return ("%s:%s:%s" % (match.group(1) or "0000", match.group(2), match.group(3))).lower()
+
+
+def _cards(hca):
+    cards = {}
+    for entry in hca.get("hcas") or []:
+        if entry.get("is_vf") or not entry.get("pci_address") or not entry.get("model"):
+            continue
+        card = cards.setdefault(entry["card_address"].lower(), {"functions": [], "model": entry["model"]})
+        card["functions"].append(entry["pci_address"].lower())
+    for card in cards.values():
+        card["functions"].sort()
+    return cards
+
+
+def _validate(default, adapters):
+    if default is not None and default not in LINK_TYPES:
+        raise AnsibleFilterError("link_type_default must be one of ib, eth or null, got %r" % (default,))
+    if not isinstance(adapters, list):
+        raise AnsibleFilterError("link_type_adapters must be a list, got %s" % type(adapters).__name__)
+    for index, item in enumerate(adapters):
+        where = "link_type_adapters[%d]" % index
+        if not isinstance(item, dict):
+            raise AnsibleFilterError("%s must be a mapping with pci_address or model, and ports" % where)
+        unknown = sorted(set(item) - {"pci_address", "model", "ports"})
+        if unknown:
+            raise AnsibleFilterError("%s has unknown keys %s; accepted: pci_address, model, ports" % (where, ", ".join(unknown)))
+        if ("pci_address" in item) == ("model" in item):
+            raise AnsibleFilterError("%s needs exactly one of pci_address or model" % where)
+        if "pci_address" in item and _card_of(str(item["pci_address"])) is None:
+            raise AnsibleFilterError("%s.pci_address %r is not a PCI address like 0000:3b:00.0 or 3b:00.0" % (where, item["pci_address"]))
+        ports = item.get("ports")
+        if not isinstance(ports, list) or not ports or any(str(port).lower() not in LINK_TYPES for port in ports):
+            raise AnsibleFilterError("%s.ports must be a non-empty list of ib or eth (port 1, port 2), got %r" % (where, ports))
+
+
+def link_type_plan(hca, default="ib", adapters=None):
+    adapters = adapters or []
+    if not isinstance(hca, dict) or "hcas" not in hca:
+        raise AnsibleFilterError("link_type_plan expects the registered result of fabric.infiniband.hca_info")
+    _validate(default, adapters)
+    cards = _cards(hca)
+    chosen = {}
+    for index, item in enumerate(adapters):
+        if "pci_address" in item:
+            card = _card_of(str(item["pci_address"]))
+            if card not in cards:
+                raise AnsibleFilterError("link_type_adapters[%d].pci_address %s is not a card of this host; its cards: %s" % (
+                    index, item["pci_address"], ", ".join(sorted(cards)) or "none"))
+            matches = [card]
+        else:
+            matches = [card for card, info in cards.items() if info["model"].lower() == str(item["model"]).lower()]
+        for card in matches:
+            # The first entry that names a card wins, so put exceptions before general rules.
+            chosen.setdefault(card, (index, [str(port).upper() for port in item["ports"]]))
+    plan = []
+    for card in sorted(cards):
+        info = cards[card]
+        if card in chosen:
+            index, link_types = chosen[card]
+            source = "link_type_adapters[%d]" % index
+            if len(link_types) > len(info["functions"]):
+                raise AnsibleFilterError("%s lists %d ports, but %s (%s) has %d" % (
+                    source, len(link_types), card, info["model"], len(info["functions"])))
+        elif default is None or info["model"].lower().startswith("bluefield"):
+            continue
+        else:
+            link_types, source = [default.upper()] * len(info["functions"]), "default"
+        plan.append({
+            "card": card, "device": info["functions"][0], "model": info["model"], "ports": len(info["functions"]),
+            "link_types": link_types, "source": source,
+            "params": dict(("LINK_TYPE_P%d" % (port + 1), value) for port, value in enumerate(link_types)),
+        })
+    return plan
+
+
+class FilterModule:
+    def filters(self):
+        return {"link_type_plan": link_type_plan}

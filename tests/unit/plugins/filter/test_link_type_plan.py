@@ -1,0 +1,71 @@
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.fabric.infiniband.plugins.filter.link_type_plan import link_type_plan
+
+
+def _fn(pci, model, is_vf=False):
+    return {"pci_address": pci, "card_address": pci.rsplit(".", 1)[0], "model": model, "is_vf": is_vf}
+
+
+HCA = {"hcas": [
+    _fn("0000:3b:00.1", "ConnectX-6"), _fn("0000:3b:00.0", "ConnectX-6"),
+    _fn("0000:3b:00.2", "ConnectX-6", is_vf=True),
+    _fn("0000:c1:00.0", "ConnectX-7"),
+    _fn("0000:e1:00.0", "BlueField-2"), _fn("0000:e1:00.1", "BlueField-2"),
+    {"pci_address": None, "card_address": None, "model": None, "is_vf": False, "rdma_device": "rxe0"},
+]}
+
+
+def test_default_covers_every_card_but_bluefield_vfs_and_soft_devices():
+    plan = link_type_plan(HCA, "ib")
+    assert [(p["card"], p["device"], p["ports"], p["params"]) for p in plan] == [
+        ("0000:3b:00", "0000:3b:00.0", 2, {"LINK_TYPE_P1": "IB", "LINK_TYPE_P2": "IB"}),
+        ("0000:c1:00", "0000:c1:00.0", 1, {"LINK_TYPE_P1": "IB"}),
+    ]
+    assert {p["source"] for p in plan} == {"default"}
+
+
+def test_adapter_by_short_address_of_any_function_and_by_model():
+    plan = link_type_plan(HCA, None, [{"pci_address": "3b:00.1", "ports": ["ib", "eth"]}, {"model": "connectx-7", "ports": ["eth"]}])
+    assert [(p["device"], p["link_types"], p["source"]) for p in plan] == [
+        ("0000:3b:00.0", ["IB", "ETH"], "link_type_adapters[0]"), ("0000:c1:00.0", ["ETH"], "link_type_adapters[1]")]
+
+
+def test_first_entry_naming_a_card_wins():
+    plan = link_type_plan(HCA, "ib", [{"pci_address": "0000:3b:00.0", "ports": ["eth"]}, {"model": "ConnectX-6", "ports": ["ib", "ib"]}])
+    assert plan[0]["params"] == {"LINK_TYPE_P1": "ETH"}
+
+
+def test_bluefield_only_when_named():
+    plan = link_type_plan(HCA, None, [{"model": "BlueField-2", "ports": ["eth", "eth"]}])
+    assert [p["card"] for p in plan] == ["0000:e1:00"]
+
+
+@pytest.mark.parametrize("default, adapters, message", [
+    ("infiniband", [], "link_type_default must be one of ib, eth or null, got 'infiniband'"),
+    ("ib", {"pci_address": "3b:00.0"}, "link_type_adapters must be a list"),
+    ("ib", ["3b:00.0"], r"link_type_adapters\[0\] must be a mapping"),
+    ("ib", [{"pci_address": "3b:00.0", "model": "ConnectX-6", "ports": ["ib"]}], r"link_type_adapters\[0\] needs exactly one of"),
+    ("ib", [{"ports": ["ib"]}], r"link_type_adapters\[0\] needs exactly one of pci_address or model"),
+    ("ib", [{"pci_address": "3b:00", "ports": ["ib"]}, {"pci_address": "zz:00.0", "ports": ["ib"]}], r"\[1\]\.pci_address 'zz:00.0' is not a PCI"),
+    ("ib", [{"pci_address": "3b:00.0", "ports": []}], r"ports must be a non-empty list of ib or eth"),
+    ("ib", [{"pci_address": "3b:00.0", "ports": ["ib", "roce"]}], r"ports must be a non-empty list of ib or eth"),
+    ("ib", [{"pci_address": "3b:00.0", "ports": ["ib"], "link": "ib"}], r"unknown keys link; accepted: pci_address, model, ports"),
+    ("ib", [{"pci_address": "0000:86:00.0", "ports": ["ib"]}], r"0000:86:00.0 is not a card of this host; its cards: 0000:3b:00, 0000:c1:00"),
+    ("ib", [{"model": "ConnectX-7", "ports": ["ib", "ib"]}], r"lists 2 ports, but 0000:c1:00 \(ConnectX-7\) has 1"),
+])
+def test_bad_input_names_the_variable_and_accepted_values(default, adapters, message):
+    with pytest.raises(AnsibleFilterError, match=message):
+        link_type_plan(HCA, default, adapters)
+
+
+def test_needs_an_hca_info_result():
+    with pytest.raises(AnsibleFilterError, match="registered result of fabric.infiniband.hca_info"):
+        link_type_plan({"summary": []})
