@@ -2,18 +2,27 @@
 # Install everything `make demo` and `make test` need, and remember it:
 #   1. Debian packages from scripts/apt-packages.txt (podman, runc, netavark, ibsim, ...)
 #      and a podman drop-in selecting netavark and runc;
-#   2. .venv/ from requirements-dev.txt with the newest Python >= 3.12 found;
-#   3. .collections/: the Ansible collections from the PyPI `ansible` wheel (no Galaxy)
-#      and a link fabric/infiniband -> this checkout.
+#   2. .venv/ with the controller Python chosen by choose_python (scripts/lib.sh): the
+#      newest Python >= 3.12 with requirements-dev.txt (ansible-core 2.21), or, where
+#      there is none (Debian 12), Python 3.11 with requirements-dev-py311.txt
+#      (ansible-core 2.19);
+#   3. .collections/: the Ansible collections from the PyPI `ansible` wheel that matches
+#      that ansible-core (no Galaxy) and a link fabric/infiniband -> this checkout.
 # Each part has a stamp holding a hash of its inputs; a part whose inputs did not
 # change is skipped, so a second call takes well under a second.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# The community package whose wheel provides the collections (its ansible-core
-# requirement must match the ansible-core pin in requirements-dev.txt).
-ANSIBLE_BUNDLE="ansible==14.5.0"
+# Per controller Python: the pinned tools and the community package whose wheel
+# provides the collections (its ansible-core requirement must match the ansible-core
+# pin in the requirements file). Set by select_toolset.
+#   Python >= 3.12: requirements-dev.txt (ansible-core 2.21.x) and ansible 14.x;
+#   Python 3.11:    requirements-dev-py311.txt (ansible-core 2.19.x) and ansible 12.x.
+ANSIBLE_BUNDLE_PY312="ansible==14.5.0"
+ANSIBLE_BUNDLE_PY311="ansible==12.3.0"
+REQUIREMENTS=""
+ANSIBLE_BUNDLE=""
 # Collections needed by the tests only (molecule's podman driver); the run-time ones
 # come from collections/requirements.yml.
 TEST_COLLECTIONS=(containers.podman)
@@ -123,9 +132,28 @@ deps_apt() {
 }
 
 # --- 2. virtualenv -----------------------------------------------------------------
+# Requirements file and bundle for the chosen Python, and the line saying so.
+select_toolset() {
+    if [ "${CHOSEN_PYTHON_NUM}" -ge 312 ]; then
+        REQUIREMENTS="${REPO_ROOT}/requirements-dev.txt"
+        ANSIBLE_BUNDLE="${ANSIBLE_BUNDLE_PY312}"
+    else
+        REQUIREMENTS="${REPO_ROOT}/requirements-dev-py311.txt"
+        ANSIBLE_BUNDLE="${ANSIBLE_BUNDLE_PY311}"
+    fi
+    local core why="${CHOSEN_PYTHON_WHY}"
+    core="$(sed -n 's/^ansible-core==\([^[:space:]#]*\).*/\1/p' "${REQUIREMENTS}")"
+    [ -n "${core}" ] || die "no ansible-core==<version> pin in ${REQUIREMENTS#"${REPO_ROOT}"/}"
+    [ "${CHOSEN_PYTHON_NUM}" -ge 312 ] || why="${why} (ansible-core 2.20+ needs Python >= 3.12; 2.19 is the newest for 3.11)"
+    info "deps: Python ${CHOSEN_PYTHON_VERSION} (${CHOSEN_PYTHON}) with ansible-core ${core}," \
+        "${REQUIREMENTS#"${REPO_ROOT}"/} and ${ANSIBLE_BUNDLE}: ${why}"
+}
+
 deps_venv() {
-    local python="$1" key
-    key="$(printf '%s %s\n' "${python}" "$("${python}" -VV)" | hash_of "${REPO_ROOT}/requirements-dev.txt")"
+    local python="$1" key reqs="${REQUIREMENTS#"${REPO_ROOT}"/}"
+    # The interpreter's path and full version and the requirements file's content: a
+    # change of any of them (another Python, 3.11 <-> 3.12+) rebuilds .venv.
+    key="$(printf '%s %s\n' "${python}" "$("${python}" -VV)" | hash_of "${REQUIREMENTS}")"
     if stamp_ok "${VENV_STAMP}" "${key}" && [ -x "${VENV}/bin/python" ]; then
         return 0
     fi
@@ -136,13 +164,17 @@ deps_venv() {
         cat "${LOG_DIR}/venv.log" >&2
         die "${python} -m venv failed; for a Debian python, install python3-venv (or python3.X-venv)"
     fi
-    info "installing requirements-dev.txt (log: ${LOG_DIR}/pip.log)"
-    if ! "${VENV}/bin/python" -m pip install --disable-pip-version-check -r "${REPO_ROOT}/requirements-dev.txt" \
+    info "installing ${reqs} (log: ${LOG_DIR}/pip.log)"
+    if ! "${VENV}/bin/python" -m pip install --disable-pip-version-check -r "${REQUIREMENTS}" \
             >"${LOG_DIR}/pip.log" 2>&1; then
         grep -v 'is ignored: it is neither a file nor a directory' "${LOG_DIR}/pip.log" | tail -n 30 >&2
-        die "pip install -r requirements-dev.txt failed (full log: ${LOG_DIR}/pip.log)"
+        die "pip install -r ${reqs} failed (full log: ${LOG_DIR}/pip.log)"
     fi
-    "${VENV}/bin/ansible" --version | head -n 1
+    # Not `ansible --version | head -n 1`: ansible-core 2.21 can fail with a broken pipe
+    # when head exits first, and pipefail then stops this script.
+    local version
+    version="$("${VENV}/bin/ansible" --version)" || die "${VENV}/bin/ansible --version failed"
+    printf '%s\n' "${version%%$'\n'*}"
     printf '%s\n' "${key}" >"${VENV_STAMP}"
 }
 
@@ -166,14 +198,16 @@ deps_collections() {
 }
 
 main() {
-    local start python
+    local start
     start="$(now)"
     mkdir -p "${CACHE_DIR}"
     exec 9>"${CACHE_DIR}/deps.lock"
     flock 9
-    python="$(find_python)" || die "$(python_missing_message)"
+    # apt first: on a fresh Debian it brings python3 and python3-venv.
     deps_apt
-    deps_venv "${python}"
+    choose_python || die "$(python_missing_message)"
+    select_toolset
+    deps_venv "${CHOSEN_PYTHON}"
     deps_collections
     info "deps: ready in $(elapsed "${start}" "$(now)") s ($("${VENV}/bin/python" -V), .venv, .collections)"
 }

@@ -7,7 +7,7 @@
 # (lab/) is left out: it is not collection content (galaxy.yml build_ignore), runs on
 # the lab nodes' Python and has its own ruff and pytest checks.
 #
-# ansible-test runs --local, with .venv's Python (the controller, >= 3.12) and
+# ansible-test runs --local, with .venv's Python (the controller) and
 # ansible-core. Each sanity test gets its own virtualenv with pinned requirements from
 # PyPI, which ansible-test creates once and keeps in ~/.ansible/test/venv/.
 # The tests for code that runs on managed nodes (compile, import) run on every Python

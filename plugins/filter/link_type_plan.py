@@ -62,7 +62,7 @@ _value:
       type: list
       elements: str
     params:
-      description: The firmware parameters, for example C({LINK_TYPE_P1: IB, LINK_TYPE_P2: ETH}).
+      description: "The firmware parameters, for example C({LINK_TYPE_P1: IB, LINK_TYPE_P2: ETH})."
       type: dict
     source:
       description: V(default), or C(link_type_adapters[N]) for the entry that chose the link types.
