@@ -108,13 +108,7 @@ def ibsim_pidfile():
 
 
 def ibsim_running():
-    try:
-        with open(ibsim_pidfile(), encoding="utf-8") as handle:
-            pid = int(handle.read().strip())
-        os.kill(pid, 0)
-        return pid
-    except (OSError, ValueError):
-        return None
+    return _pid_alive(ibsim_pidfile(), "ibsim")
 
 
 def ensure_ibsim(states):
@@ -126,12 +120,9 @@ def ensure_ibsim(states):
         raise SystemExit("lab: %s" % exc) from None
     path = os.path.join(directory, "net")
     old = open(path, encoding="utf-8").read() if os.path.exists(path) else None
-    pid = ibsim_running()
-    if pid and old == net:
+    if ibsim_running() and old == net:
         return False
-    if pid:
-        os.kill(pid, signal.SIGTERM)
-        time.sleep(0.5)
+    _stop(ibsim_pidfile(), "ibsim")
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(net)
     fifo = os.path.join(directory, "console")
@@ -149,14 +140,32 @@ def ensure_ibsim(states):
     return True
 
 
-def _pid_alive(pidfile):
+def _pid_alive(pidfile, program):
+    """The PID in ``pidfile`` if that process is alive and is ``program`` (PIDs get reused)."""
     try:
         with open(pidfile, encoding="utf-8") as handle:
             pid = int(handle.read().strip())
-        os.kill(pid, 0)
-        return pid
+        with open("/proc/%d/cmdline" % pid, "rb") as handle:
+            argv0 = handle.read().split(b"\0")[0].decode(errors="replace")
+        with open("/proc/%d/stat" % pid, encoding="utf-8") as handle:
+            zombie = handle.read().rpartition(")")[2].split()[0] == "Z"
     except (OSError, ValueError):
         return None
+    return pid if os.path.basename(argv0) == program and not zombie else None
+
+
+def _stop(pidfile, program):
+    """SIGTERM, wait until it is gone (SIGKILL after 5 s)."""
+    pid = _pid_alive(pidfile, program)
+    if not pid:
+        return
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 5
+    while _pid_alive(pidfile, program):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            deadline += 5
+        time.sleep(0.1)
 
 
 def ensure_switch_sm(restart=False):
@@ -168,12 +177,9 @@ def ensure_switch_sm(restart=False):
     """
     directory = os.path.join(CACHE, "ibsim")
     pidfile = os.path.join(directory, "opensm.pid")
-    pid = _pid_alive(pidfile)
-    if pid and not restart:
+    if _pid_alive(pidfile, "opensm") and not restart:
         return
-    if pid:
-        os.kill(pid, signal.SIGTERM)
-        time.sleep(0.5)
+    _stop(pidfile, "opensm")
     env = dict(os.environ, LD_PRELOAD=fabric.UMAD2SIM, IBSIM_SERVER_NAME=gateway(), IBSIM_SERVER_PORT=str(IBSIM_PORT),
                SIM_HOST=fabric.SWITCH, OSM_CACHE_DIR=directory)
     with open(os.path.join(directory, "opensm.out"), "w", encoding="utf-8") as out:
@@ -181,15 +187,16 @@ def ensure_switch_sm(restart=False):
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     with open(pidfile, "w", encoding="utf-8") as handle:
         handle.write(str(proc.pid))
+    time.sleep(1)
+    if proc.poll() is not None:
+        with open(os.path.join(directory, "opensm.out"), encoding="utf-8") as out:
+            raise SystemExit("lab: the switch's OpenSM exited at once:\n" + out.read())
     log("switch subnet manager (OpenSM, priority 0) started")
 
 
 def stop_ibsim():
-    for name in ("opensm.pid", "ibsim.pid"):
-        pid = _pid_alive(os.path.join(CACHE, "ibsim", name))
-        if pid:
-            os.kill(pid, signal.SIGTERM)
-            time.sleep(0.3)
+    _stop(os.path.join(CACHE, "ibsim", "opensm.pid"), "opensm")
+    _stop(ibsim_pidfile(), "ibsim")
 
 
 # --- nodes -------------------------------------------------------------------------------
@@ -293,8 +300,6 @@ def up(switch_sm=True):
             sim_state.mutate(path, lambda st: st.setdefault("fabric", {}).update(ibsim=address))
         states[name] = sim_state.load(path)
     restarted = ensure_ibsim(states)
-    if switch_sm:
-        ensure_switch_sm(restart=restarted)
     for name, spec in lab.items():
         current = container_state(name)
         if current and current["image"] != image:
@@ -307,6 +312,9 @@ def up(switch_sm=True):
     for name, spec in lab.items():
         wait_ready(name, spec["port"])
     if switch_sm:
+        # After the nodes: the bridge, and so the address the SM reaches ibsim at, exists only
+        # while a container is on the network.
+        ensure_switch_sm(restart=restarted)
         wait_fabric_active(lab)
     log("%d nodes up in %.1f s: %s" % (len(lab), time.monotonic() - started, ", ".join(sorted(lab))))
 
