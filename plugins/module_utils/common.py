@@ -19,6 +19,11 @@ SYSFS_ARG_SPEC = dict(
     sysfs_root=dict(type="path", default="/sys"),
 )
 
+# documented by the fabric.infiniband.mlxconfig_tool doc fragment
+MLXCONFIG_TOOL_ARG_SPEC = dict(
+    tool=dict(type="str", default="auto", choices=["auto", "mlxconfig", "mstconfig"]),
+)
+
 
 def merge_specs(*specs):
     """Deep copy of the given spec dicts merged left to right."""
