@@ -50,9 +50,14 @@ CONFIG_TOOL = {"mft": "mlxconfig", "mstflint": "mstconfig"}
 
 # ``tool`` option: auto prefers MFT's mlxconfig when both are installed
 TOOL_CHOICES = ("auto", "mlxconfig", "mstconfig")
+# (MFT name, mstflint name) of one tool; choose_tool/select_tool take either pair
+CONFIG_TOOLS = ("mlxconfig", "mstconfig")
+RESET_TOOLS = ("mlxfwreset", "mstfwreset")
 TOOL_PACKAGES = {
     "mlxconfig": "NVIDIA MFT (or the mft package of DOCA-OFED)",
     "mstconfig": "mstflint",
+    "mlxfwreset": "NVIDIA MFT (or the mft package of DOCA-OFED)",
+    "mstfwreset": "mstflint",
 }
 
 # Parameters kept once per card whatever function they are read through: the
@@ -156,37 +161,41 @@ def find_tools(module):
     return result
 
 
-def choose_tool(choice, installed, device=None):
-    """Which configuration tool to run: ``(name, None)`` or ``(None, why not)``.
+def choose_tool(choice, installed, device=None, names=CONFIG_TOOLS):
+    """Which tool to run: ``(name, None)`` or ``(None, why not)``.
 
-    ``installed`` maps ``mlxconfig``/``mstconfig`` to their path (or None).
-    ``auto`` prefers MFT's ``mlxconfig``, the only one that opens MST device
-    paths, and takes ``mstconfig`` otherwise.
+    ``names`` is the (MFT, mstflint) pair of one tool: ``CONFIG_TOOLS``
+    (``mlxconfig``/``mstconfig``, the default) or ``RESET_TOOLS``
+    (``mlxfwreset``/``mstfwreset``); ``installed`` maps both to their path
+    (or None). ``auto`` prefers the MFT tool, the only one that opens MST
+    device paths, and takes the mstflint one otherwise.
     """
+    mft, mstflint = names
+    choices = ("auto",) + tuple(names)
     mst = bool(device) and str(device).startswith("/dev/mst/")
-    if choice not in TOOL_CHOICES + (None,):
-        return None, "tool=%s is not one of %s" % (choice, ", ".join(TOOL_CHOICES))
+    if choice not in choices + (None,):
+        return None, "tool=%s is not one of %s" % (choice, ", ".join(choices))
     if choice in (None, "auto"):
-        for name in ("mlxconfig", "mstconfig"):
+        for name in names:
             if installed.get(name):
-                if mst and name == "mstconfig":
-                    return None, ("device %s is an MST device path, which only MFT's mlxconfig opens (after 'mst start'); "
-                                  "mstflint's mstconfig is installed: give the PCI address instead" % device)
+                if mst and name == mstflint:
+                    return None, ("device %s is an MST device path, which only MFT's %s opens (after 'mst start'); "
+                                  "mstflint's %s is installed: give the PCI address instead" % (device, mft, mstflint))
                 return name, None
-        return None, ("neither mlxconfig (%s) nor mstconfig (%s) is installed"
-                      % (TOOL_PACKAGES["mlxconfig"], TOOL_PACKAGES["mstconfig"]))
+        return None, ("neither %s (%s) nor %s (%s) is installed"
+                      % (mft, TOOL_PACKAGES[mft], mstflint, TOOL_PACKAGES[mstflint]))
     if not installed.get(choice):
         return None, "tool=%s but %s is not installed (package: %s)" % (choice, choice, TOOL_PACKAGES[choice])
-    if mst and choice == "mstconfig":
-        return None, ("device %s is an MST device path, which mstflint's mstconfig cannot open: give the PCI address, "
-                      "or use tool=mlxconfig (MFT, after 'mst start')" % device)
+    if mst and choice == mstflint:
+        return None, ("device %s is an MST device path, which mstflint's %s cannot open: give the PCI address, "
+                      "or use tool=%s (MFT, after 'mst start')" % (device, mstflint, mft))
     return choice, None
 
 
-def select_tool(module, choice, device=None):
-    """``(name, path, None)`` or ``(None, None, why not)`` for the ``tool`` option."""
-    installed = dict((name, find_tool(module, name)) for name in ("mlxconfig", "mstconfig"))
-    name, problem = choose_tool(choice, installed, device)
+def select_tool(module, choice, device=None, names=CONFIG_TOOLS):
+    """``(name, path, None)`` or ``(None, None, why not)`` for the ``tool`` option (see ``choose_tool``)."""
+    installed = dict((name, find_tool(module, name)) for name in names)
+    name, problem = choose_tool(choice, installed, device, names)
     return name, installed.get(name) if name else None, problem
 
 
