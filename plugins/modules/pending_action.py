@@ -15,6 +15,9 @@ description:
     after one of those, they record it with this module, and the reboot orchestration acts once for everything that is pending.
   - The record is one JSON file on the node. Each entry keeps the time and the boot it was first recorded in, even when it is recorded
     again, so that after a reboot RV(entries[].booted_since) tells that the node has booted since and the change is still not live.
+  - An entry's action is never weakened while the entry exists (a pending power cycle stays one when a later run asks for a reboot).
+    When the action becomes stronger, its time and boot start again, since the stronger action has not been tried yet.
+  - Remove the entry (O(state=absent)) once its change is live.
   - Never reboots or resets anything itself.
 author:
   - fabric.infiniband developers (!UNKNOWN)
@@ -54,6 +57,14 @@ options:
       - Anything the orchestration or a later run needs to decide whether the change took effect, for example the devices and values.
     type: dict
     default: {}
+  escalate_to:
+    description:
+      - When the node has booted since the entry was recorded and the change is still pending (the caller records it again), record this
+        stronger action instead, for example V(power_cycle) for cards that load a new configuration only on a cold boot.
+      - Its time and boot start again, so that RV(stuck) tells whether the stronger action helped.
+      - Ignored with O(state=absent) and when the entry's action is already as strong.
+    type: str
+    choices: [reboot, power_cycle, fw_reset]
   path:
     description:
       - The file holding the record.
@@ -76,9 +87,17 @@ EXAMPLES = r"""
     state: absent
   register: __pending
 
-- name: Stop when a reboot has already happened and did not apply the change
-  ansible.builtin.assert:
-    that: not (__pending.entries.link_type.booted_since | default(false))
+- name: Record a reboot; when one already happened and did not help, record a power cycle instead
+  fabric.infiniband.pending_action:
+    name: link_type
+    action: reboot
+    escalate_to: power_cycle
+  register: __pending
+
+- name: Stop when even the power cycle did not apply the change
+  ansible.builtin.fail:
+    msg: "The change is still pending after a {{ __pending.entries.link_type.action }}"
+  when: __pending.stuck
 """
 
 RETURN = r"""
@@ -122,6 +141,13 @@ boot:
   description: Identity of the current boot (C(/proc/sys/kernel/random/boot_id) and the start time of PID 1).
   returned: always
   type: str
+stuck:
+  description:
+    - With O(state=present), whether the entry's action has already been tried (the node booted since it was recorded) and it could not
+      be escalated further, so that the change is still pending after what should have applied it. A caller should fail, not reboot again.
+  returned: always
+  type: bool
+  sample: false
 """
 
 import time
@@ -138,6 +164,7 @@ def argument_spec():
         action=dict(type="str", choices=list(pending.ACTIONS), default="reboot"),
         reason=dict(type="str", default=""),
         details=dict(type="dict", default={}),
+        escalate_to=dict(type="str", choices=list(pending.ACTIONS)),
         path=dict(type="path", default=pending.DEFAULT_PATH),
     )
 
@@ -155,10 +182,24 @@ class PendingAction(object):
             entries.pop(name, None)
             return entries
         old = before.get(name) or {}
-        entry = dict(action=self.params["action"], reason=self.params["reason"], details=self.params["details"],
-                     since=old.get("since", int(time.time())), boot=old.get("boot", self.boot))
-        entries[name] = entry
+        action = self.params["action"]
+        if pending.STRENGTH.get(old.get("action"), 0) > pending.STRENGTH[action]:
+            # Never weakened: the stronger action also applies what the weaker one would.
+            action = old["action"]
+        escalate = self.params["escalate_to"]
+        if self.tried(old) and escalate and pending.STRENGTH[escalate] > pending.STRENGTH[action]:
+            action = escalate
+        if old.get("action") == action:
+            since, boot = old.get("since", int(time.time())), old.get("boot", self.boot)
+        else:
+            # A new or stronger action has not been tried yet: its clock starts now.
+            since, boot = int(time.time()), self.boot
+        entries[name] = dict(action=action, reason=self.params["reason"], details=self.params["details"], since=since, boot=boot)
         return entries
+
+    def tried(self, entry):
+        """The entry's action was already tried: the node has booted since it was recorded."""
+        return bool(entry) and entry.get("boot") != self.boot
 
     def run(self):
         path = self.params["path"]
@@ -172,7 +213,10 @@ class PendingAction(object):
         if changed and not self.module.check_mode:
             record["entries"] = after
             pending.save(self.module, path, record)
-        result = dict(changed=changed, entries=pending.annotate(after, self.boot), action=pending.strongest(after), boot=self.boot)
+        entry = after.get(self.params["name"])
+        stuck = self.params["state"] == "present" and self.tried(entry)
+        result = dict(changed=changed, entries=pending.annotate(after, self.boot), action=pending.strongest(after), boot=self.boot,
+                      stuck=stuck)
         if self.module._diff:
             result["diff"] = dict(before=dict(entries=before), after=dict(entries=after), before_header=path, after_header=path)
         self.module.exit_json(**result)

@@ -8,6 +8,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.fabric.infiniband.plugins.filter.link_type_plan import link_type_plan
+from ansible_collections.fabric.infiniband.plugins.filter.link_type_status import link_type_status
 
 
 def _fn(pci, model, is_vf=False):
@@ -69,3 +70,39 @@ def test_bad_input_names_the_variable_and_accepted_values(default, adapters, mes
 def test_needs_an_hca_info_result():
     with pytest.raises(AnsibleFilterError, match="registered result of fabric.infiniband.hca_info"):
         link_type_plan({"summary": []})
+
+
+def _result(device, card, link_types, actions, reboot=False, power=False):
+    params = dict(("LINK_TYPE_P%d" % (i + 1), {"action": a}) for i, a in enumerate(actions))
+    item = {"device": device, "card": card, "model": "ConnectX-6", "link_types": link_types,
+            "params": dict(("LINK_TYPE_P%d" % (i + 1), v) for i, v in enumerate(link_types))}
+    return {"item": item, "params": params, "reboot_required": reboot, "power_cycle_required": power}
+
+
+def _hca(*ports):
+    return {"hcas": [{"pci_address": pci, "ports": [{"link_layer": layer}]} for pci, layer in ports]}
+
+
+def test_status_separates_live_pending_and_ethernet_only_cards():
+    results = [
+        _result("0000:3b:00.0", "0000:3b:00", ["IB", "IB"], ["write", "none"], reboot=True),
+        _result("0000:c1:00.0", "0000:c1:00", ["IB"], ["none"]),
+        _result("0000:01:00.0", "0000:01:00", ["IB", "IB"], ["unsupported", "unsupported"]),
+    ]
+    status = link_type_status(results, _hca(("0000:c1:00.0", "InfiniBand")))
+    assert status["pending"] == ["0000:3b:00.0"] and status["live"] == ["0000:c1:00.0"]
+    assert status["unsupported"] == ["0000:01:00.0 (ConnectX-6)"]
+    assert status["reason"] == "0000:3b:00.0: LINK_TYPE_P1=IB at the next boot"
+    assert status["mismatches"] == [] and status["power_cycle"] is False
+
+
+def test_status_reports_a_port_whose_link_layer_is_not_the_firmwares():
+    results = [_result("0000:3b:00.0", "0000:3b:00", ["IB", "ETH"], ["none", "none"])]
+    status = link_type_status(results, _hca(("0000:3b:00.0", "InfiniBand"), ("0000:3b:00.1", "InfiniBand")))
+    assert status["mismatches"] == [
+        "0000:3b:00.1 port 2: the firmware runs LINK_TYPE_P2=ETH, but the port's link layer in sysfs is InfiniBand"]
+
+
+def test_status_power_cycle_when_a_card_says_so():
+    results = [_result("0000:c1:00.0", "0000:c1:00", ["IB"], ["pending_reboot"], reboot=True, power=True)]
+    assert link_type_status(results, _hca())["power_cycle"] is True

@@ -48,11 +48,25 @@ def test_records_once_then_reports_no_change(capsys, monkeypatch, path):
 
 
 def test_after_a_boot_the_entry_keeps_its_first_boot(capsys, monkeypatch, path):
-    run(capsys, monkeypatch, name="sriov", path=path)
-    later = run(capsys, monkeypatch, boot="boot-b:7", name="sriov", action="power_cycle", path=path)
+    run(capsys, monkeypatch, name="sriov", reason="first", path=path)
+    later = run(capsys, monkeypatch, boot="boot-b:7", name="sriov", reason="still", path=path)
     entry = later["entries"]["sriov"]
-    assert later["changed"] is True and entry["action"] == "power_cycle"
+    assert later["changed"] is True and entry["reason"] == "still"
     assert entry["boot"] == "boot-a:1" and entry["booted_since"] is True
+
+
+def test_a_stronger_action_restarts_the_clock(capsys, monkeypatch, path):
+    run(capsys, monkeypatch, name="link_type", path=path)
+    escalated = run(capsys, monkeypatch, boot="boot-b:7", name="link_type", action="power_cycle", path=path)
+    entry = escalated["entries"]["link_type"]
+    assert escalated["changed"] is True and entry["action"] == "power_cycle"
+    assert entry["boot"] == "boot-b:7" and entry["booted_since"] is False
+
+
+def test_an_action_is_never_weakened(capsys, monkeypatch, path):
+    run(capsys, monkeypatch, name="link_type", action="power_cycle", path=path)
+    again = run(capsys, monkeypatch, name="link_type", action="reboot", path=path)
+    assert again["changed"] is False and again["entries"]["link_type"]["action"] == "power_cycle"
 
 
 def test_strongest_action_over_entries(capsys, monkeypatch, path):
@@ -100,3 +114,22 @@ def test_boot_identity_changes_with_pid1_start(tmp_path):
     fields[19] = "9999"
     (tmp_path / "1" / "stat").write_text("1 (systemd init) " + " ".join(fields) + "\n")
     assert pending.boot_identity(str(tmp_path)) == "8c7e0d5e:9999"
+
+
+def test_escalates_once_a_boot_did_not_apply_the_change_then_gets_stuck(capsys, monkeypatch, path):
+    first = run(capsys, monkeypatch, name="link_type", escalate_to="power_cycle", path=path)
+    assert first["stuck"] is False and first["entries"]["link_type"]["action"] == "reboot"
+    same_boot = run(capsys, monkeypatch, name="link_type", escalate_to="power_cycle", path=path)
+    assert same_boot["changed"] is False and same_boot["stuck"] is False
+    after_reboot = run(capsys, monkeypatch, boot="boot-b:7", name="link_type", escalate_to="power_cycle", path=path)
+    entry = after_reboot["entries"]["link_type"]
+    assert after_reboot["changed"] is True and entry["action"] == "power_cycle" and entry["boot"] == "boot-b:7"
+    assert after_reboot["stuck"] is False
+    after_cycle = run(capsys, monkeypatch, boot="boot-c:9", name="link_type", escalate_to="power_cycle", path=path)
+    assert after_cycle["changed"] is False and after_cycle["stuck"] is True
+
+
+def test_without_escalation_a_boot_that_did_not_help_is_stuck(capsys, monkeypatch, path):
+    run(capsys, monkeypatch, name="rdma_netns", path=path)
+    again = run(capsys, monkeypatch, boot="boot-b:7", name="rdma_netns", path=path)
+    assert again["stuck"] is True and again["entries"]["rdma_netns"]["action"] == "reboot"
