@@ -9,6 +9,8 @@
     python lab/labctl.py reset         down, and forget the nodes' state (next up starts fresh)
     python lab/labctl.py status        one line per node
     python lab/labctl.py calls NODE    the node's firmware-tool call counts (from its call log)
+    python lab/labctl.py reboot NODE   warm reboot (the container restarts; cards that need a cold
+                                       boot keep their old configuration)
     python lab/labctl.py power-cycle NODE   cold power cycle: firmware Next Boot becomes Current
 
 The nodes are those of ``inventories/lab/hosts.yml``; each names its state description in
@@ -349,6 +351,13 @@ def calls(name):
     print(json.dumps(counts, indent=2, sort_keys=True))
 
 
+def reboot(name):
+    """A warm reboot: the node's container restarts and its adapters power on again."""
+    run(["podman", "restart", "-t", "10", PREFIX + name])
+    wait_ready(name, nodes()[name]["port"])
+    log("%s rebooted" % name)
+
+
 def power_cycle(name):
     """A cold power cycle: the firmware loads Next Boot even where a warm reboot does not."""
     path = os.path.join(node_dir(name), "state", "state.json")
@@ -361,7 +370,7 @@ def power_cycle(name):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="labctl", description=__doc__.split("\n", 1)[0])
-    parser.add_argument("action", choices=("image", "up", "down", "reset", "status", "calls", "power-cycle", "netfile"))
+    parser.add_argument("action", choices=("image", "up", "down", "reset", "status", "calls", "reboot", "power-cycle", "netfile"))
     parser.add_argument("node", nargs="?")
     parser.add_argument("--no-switch-sm", action="store_true", help="up: no subnet manager on the switch (ports stay INIT)")
     args = parser.parse_args(argv)
@@ -381,6 +390,8 @@ def main(argv=None):
         parser.error("%s needs a node name" % args.action)
     elif args.action == "calls":
         calls(args.node)
+    elif args.action == "reboot":
+        reboot(args.node)
     else:
         power_cycle(args.node)
     return 0
