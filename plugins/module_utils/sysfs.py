@@ -288,6 +288,10 @@ class Sysfs(object):
         """Kernel lockdown mode, None when securityfs is not mounted."""
         return parse_lockdown(self.read("kernel", "security", "lockdown"))
 
+    def module_loaded(self, name):
+        """Whether the kernel module ``name`` is loaded (or built in with parameters)."""
+        return os.path.isdir(self.path("module", name))
+
     def ib_core_netns_mode(self):
         """``shared``/``exclusive`` from the live ib_core parameter, else None."""
         return parse_netns_mode(self.read("module", "ib_core", "parameters", "netns_mode"))
