@@ -429,23 +429,17 @@ class HcaInfo(object):
         return selected
 
     def rdma_system(self):
-        result = dict(netns_mode=None, source=None, copy_on_fork=None, privileged_qkey=None, monitor=None)
         sysfs_mode = self.sysfs.ib_core_netns_mode()
         runner = Runner(self.module, "rdma", required=False)
+        show = None
         if runner.available:
             res = runner.run(rdma.system_show_args())
-            parsed = rdma.parse_system_show(res.stdout) if res.ok else None
-            if parsed:
-                result.update(parsed)
-                result["source"] = "rdma"
-                return result
-            if sysfs_mode and not rdma.system_unsupported(res.stdout, res.stderr):
-                self.module.warn("'%s' failed (rc %s: %s); netns mode read from sysfs instead"
-                                 % (" ".join(res.cmd), res.rc, (res.stderr or res.stdout).strip()))
-        if sysfs_mode:
-            result["netns_mode"] = sysfs_mode
-            result["source"] = "sysfs"
-        return result
+            show = (res.rc, res.stdout, res.stderr)
+        settings, problem = rdma.system_settings(show, sysfs_mode)
+        # Without ib_core, rdma always fails: that is no news worth a warning.
+        if problem and sysfs_mode:
+            self.module.warn("'%s' failed (%s); netns mode read from sysfs instead" % (" ".join(res.cmd), problem))
+        return settings
 
     def gather(self):
         if not self.sysfs.is_dir():
