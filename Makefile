@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.collections
 export PATH := $(VENV)/bin:$(PATH)
 
-.PHONY: help deps demo lab-down test lint sanity units changelog argspecs molecule build clean distclean
+.PHONY: help deps demo lab-down test test-vm lint sanity units changelog argspecs molecule build clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -45,6 +45,9 @@ argspecs: deps ## roles/*/defaults/main.yml and meta/argument_specs.yml name the
 
 molecule: deps ## molecule test for every scenario not ending in _vm
 	@scripts/molecule.sh
+
+test-vm: deps ## molecule test for the scenarios ending in _vm (Debian's kernel in QEMU; lab/vm/)
+	@scripts/molecule.sh --vm
 
 build: deps ## Build the collection artifact into .cache/build/
 	$(VENV)/bin/ansible-galaxy collection build --force --output-path .cache/build

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Molecule: `molecule test -s <name>` for every scenario in molecule/ whose name does
-# not end in _vm (those need a QEMU guest; they are not part of `make test`).
+# not end in _vm (those need a QEMU guest; `make test-vm` runs them with --vm).
 # Stops at the first scenario that fails. Scenario names can be given as arguments.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -8,6 +8,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_venv
 cd "${REPO_ROOT}"
 
+# --vm: the scenarios ending in _vm instead (QEMU guests, lab/vm/; `make test-vm`).
+vm=false
+if [ "${1:-}" = "--vm" ]; then
+    vm=true
+    shift
+fi
 if [ "$#" -gt 0 ]; then
     scenarios=("$@")
 else
@@ -15,7 +21,10 @@ else
     for f in molecule/*/molecule.yml; do
         [ -f "$f" ] || continue
         name="$(basename "$(dirname "$f")")"
-        case "${name}" in *_vm) continue ;; esac
+        case "${name}" in
+            *_vm) [ "${vm}" = true ] || continue ;;
+            *) [ "${vm}" = false ] || continue ;;
+        esac
         scenarios+=("${name}")
     done
 fi
@@ -29,7 +38,7 @@ fi
 # The container scenarios run on the lab's node image (.config/molecule/config.yml reads
 # FABRIC_LAB_IMAGE). `lab/labctl.py image` builds it when missing and prints its name
 # as the last line of its output (other lines start with "lab: ").
-if [ -z "${FABRIC_LAB_IMAGE:-}" ]; then
+if [ "${vm}" = false ] && [ -z "${FABRIC_LAB_IMAGE:-}" ]; then
     header "molecule: lab node image"
     image_out="$(python lab/labctl.py image | tee /dev/stderr)" || die "lab/labctl.py image failed"
     FABRIC_LAB_IMAGE="$(printf '%s\n' "${image_out}" | grep -v '^lab: ' | grep -v '^[[:space:]]*$' | tail -n 1)"
