@@ -25,7 +25,7 @@ demo: deps ## Start the simulated lab and run playbooks/site.yml against it
 lab-down: ## Stop and remove the simulated lab
 	$(if $(wildcard $(PY)),$(PY),python3) lab/labctl.py down
 
-test: ## Everything CI runs: deps, lint, sanity, units, changelog, argspecs, molecule
+test: ## Everything CI runs: deps, lint, sanity, units, changelog, argspecs, molecule, molecule-vm
 	@scripts/test.sh
 
 lint: deps ## ruff, yamllint, ansible-lint
@@ -46,7 +46,7 @@ argspecs: deps ## roles/*/defaults/main.yml and meta/argument_specs.yml name the
 molecule: deps ## molecule test for every scenario not ending in _vm
 	@scripts/molecule.sh
 
-test-vm: deps ## molecule test for the scenarios ending in _vm (Debian's kernel in QEMU; lab/vm/)
+test-vm: deps ## Only the scenarios ending in _vm (Debian's kernel in QEMU; lab/vm/), the last step of make test
 	@scripts/molecule.sh --vm
 
 build: deps ## Build the collection artifact into .cache/build/
