@@ -81,3 +81,28 @@ def fail_with(module, msg, res, **result):
     for key in ("cmd", "rc", "stdout", "stderr"):
         result.pop(key, None)
     module.fail_json(msg=msg, **dict(res.as_dict(), **result))
+
+
+class ToolModule(object):
+    """Base of the modules that run tools: ``self.result`` records every command run.
+
+    A subclass sets ``self.module``, ``self.result`` (with ``cmd`` and ``cmds``) and, usually,
+    ``self.runner`` before calling these.
+    """
+
+    module = None
+    result = None
+    runner = None
+
+    def fail(self, msg, res=None):
+        """Fail with the result so far (and the command, rc and output of ``res`` when given)."""
+        if res is not None:
+            fail_with(self.module, msg, res, **self.result)
+        self.module.fail_json(msg=msg, **self.result)
+
+    def run(self, args, mutating=False, runner=None):
+        """Run ``args`` with ``runner`` (default ``self.runner``) and record the command."""
+        res = (runner or self.runner).run(args, mutating=mutating)
+        self.result["cmd"] = res.cmd
+        self.result["cmds"].append(res.cmd)
+        return res

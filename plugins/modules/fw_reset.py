@@ -242,7 +242,7 @@ from ansible_collections.fabric.infiniband.plugins.module_utils import common
 from ansible_collections.fabric.infiniband.plugins.module_utils import mlxconfig as mlxcfg
 from ansible_collections.fabric.infiniband.plugins.module_utils import mlxfwreset
 from ansible_collections.fabric.infiniband.plugins.module_utils import sysfs
-from ansible_collections.fabric.infiniband.plugins.module_utils._runner import Runner, fail_with, find_tool
+from ansible_collections.fabric.infiniband.plugins.module_utils._runner import Runner, ToolModule, find_tool
 
 
 BLUEFIELD_HELP = {
@@ -271,7 +271,7 @@ def argument_spec():
     return spec
 
 
-class FwReset(object):
+class FwReset(ToolModule):
 
     def __init__(self, module):
         self.module = module
@@ -285,19 +285,8 @@ class FwReset(object):
         self.pci_address = None
 
     # ------------------------------------------------------------ helpers
-    def fail(self, msg, res=None):
-        if res is not None:
-            fail_with(self.module, msg, res, **self.result)
-        self.module.fail_json(msg=msg, **self.result)
-
     def refuse(self, why, res=None):
         self.fail("nothing reset on %s: %s" % (self.target or self.device, why), res)
-
-    def run(self, runner, args, mutating=False):
-        res = runner.run(args, mutating=mutating)
-        self.result["cmd"] = res.cmd
-        self.result["cmds"].append(res.cmd)
-        return res
 
     # ------------------------------------------------------------ checks
     def check_options(self):
@@ -344,7 +333,7 @@ class FwReset(object):
                         "again after the reset" % (listed, paths))
 
     def query(self):
-        res = self.run(self.runner, mlxfwreset.query_args(self.target))
+        res = self.run(mlxfwreset.query_args(self.target))
         parsed = mlxfwreset.parse_query(res.stdout, res.stderr)
         if res.rc != 0 or parsed["errors"] or not parsed["levels"]:
             if res.rc == 0 and not parsed["errors"]:
@@ -370,7 +359,7 @@ class FwReset(object):
             self.module.warn("cannot tell whether %s is a BlueField (whose firmware must not be reset): sysfs does not "
                              "show its PCI device id and %s is not installed" % (self.target, config))
             return
-        res = self.run(Runner(self.module, config), mlxcfg.query_args(self.target))
+        res = self.run(mlxcfg.query_args(self.target), runner=Runner(self.module, config))
         parsed = mlxcfg.parse_query(res.stdout, res.stderr)
         devices = [dev for dev in parsed["devices"] if dev["params"]]
         if res.rc != 0 or mlxcfg.all_errors(parsed) or not devices:
@@ -409,7 +398,7 @@ class FwReset(object):
 
     # ------------------------------------------------------------ reset
     def reset(self, args):
-        res = self.run(self.runner, args, mutating=True)
+        res = self.run(args, mutating=True)
         parsed = mlxfwreset.parse_reset(res.stdout, res.stderr)
         self.result["steps"] = parsed["steps"]
         self.result["fw_loaded"] = parsed["loaded"]

@@ -218,7 +218,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.fabric.infiniband.plugins.module_utils import common
 from ansible_collections.fabric.infiniband.plugins.module_utils import mlxconfig as mlxcfg
 from ansible_collections.fabric.infiniband.plugins.module_utils import sysfs
-from ansible_collections.fabric.infiniband.plugins.module_utils._runner import Runner, fail_with
+from ansible_collections.fabric.infiniband.plugins.module_utils._runner import Runner, ToolModule
 
 
 BLUEFIELD_HELP = (
@@ -238,7 +238,7 @@ def argument_spec():
     return spec
 
 
-class Mlxconfig(object):
+class Mlxconfig(ToolModule):
 
     def __init__(self, module):
         self.module = module
@@ -252,22 +252,11 @@ class Mlxconfig(object):
         self.physfn = None
 
     # ------------------------------------------------------------ helpers
-    def fail(self, msg, res=None):
-        if res is not None:
-            fail_with(self.module, msg, res, **self.result)
-        self.module.fail_json(msg=msg, **self.result)
-
     def refuse(self, problems, dev=None):
         where = self.target or self.device
         if dev and dev.get("device_type"):
             where = "%s (%s)" % (where, dev["device_type"])
         self.fail("nothing written to %s: %s" % (where, "; ".join(problems)))
-
-    def run(self, args, mutating=False):
-        res = self.runner.run(args, mutating=mutating)
-        self.result["cmd"] = res.cmd
-        self.result["cmds"].append(res.cmd)
-        return res
 
     # ------------------------------------------------------------ steps
     def check_options(self):

@@ -221,7 +221,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.fabric.infiniband.plugins.module_utils import common
 from ansible_collections.fabric.infiniband.plugins.module_utils import mlxconfig as mlxcfg
 from ansible_collections.fabric.infiniband.plugins.module_utils import sysfs
-from ansible_collections.fabric.infiniband.plugins.module_utils._runner import Runner, fail_with
+from ansible_collections.fabric.infiniband.plugins.module_utils._runner import Runner, ToolModule
 
 
 def argument_spec():
@@ -250,7 +250,7 @@ def device_entry(target, info, parsed_device):
     }
 
 
-class MlxconfigInfo(object):
+class MlxconfigInfo(ToolModule):
 
     def __init__(self, module):
         self.module = module
@@ -259,11 +259,6 @@ class MlxconfigInfo(object):
         self.params = module.params["params"] or []
         self.result = dict(changed=False, devices=[], tool=None, cmd=[], cmds=[])
         self.runner = None
-
-    def fail(self, msg, res=None):
-        if res is not None:
-            fail_with(self.module, msg, res, **self.result)
-        self.module.fail_json(msg=msg, **self.result)
 
     def check_options(self):
         if self.device is not None and (not self.device.strip() or self.device.strip().startswith("-")):
@@ -274,9 +269,7 @@ class MlxconfigInfo(object):
                       % (", ".join(repr(name) for name in bad), "is" if len(bad) == 1 else "are"))
 
     def query(self, target):
-        res = self.runner.run(mlxcfg.query_args(target, self.params))
-        self.result["cmd"] = res.cmd
-        self.result["cmds"].append(res.cmd)
+        res = self.run(mlxcfg.query_args(target, self.params))
         parsed = mlxcfg.parse_query(res.stdout, res.stderr)
         errors = mlxcfg.all_errors(parsed)
         devices = [dev for dev in parsed["devices"] if dev["params"] or dev["device_type"]]

@@ -230,7 +230,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.fabric.infiniband.plugins.module_utils import common
 from ansible_collections.fabric.infiniband.plugins.module_utils import rdma
 from ansible_collections.fabric.infiniband.plugins.module_utils import sysfs
-from ansible_collections.fabric.infiniband.plugins.module_utils._runner import Runner, fail_with
+from ansible_collections.fabric.infiniband.plugins.module_utils._runner import Runner, ToolModule
 
 
 ROLE = "fabric.infiniband.rdma_netns"
@@ -246,7 +246,7 @@ def argument_spec():
     return spec
 
 
-class RdmaSystem(object):
+class RdmaSystem(ToolModule):
 
     def __init__(self, module):
         self.module = module
@@ -261,17 +261,6 @@ class RdmaSystem(object):
                            reason=None, blocked_by=[], rdma_system=rdma.empty_settings(), set_cmd=None, cmd=[], cmds=[])
 
     # ------------------------------------------------------------ helpers
-    def fail(self, msg, res=None):
-        if res is not None:
-            fail_with(self.module, msg, res, **self.result)
-        self.module.fail_json(msg=msg, **self.result)
-
-    def run(self, args):
-        res = self.runner.run(args)
-        self.result["cmd"] = res.cmd
-        self.result["cmds"].append(res.cmd)
-        return res
-
     def read(self):
         """(settings, problem) from rdma, else from sysfs; see rdma.system_settings."""
         show = None
