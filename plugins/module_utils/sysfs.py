@@ -3,12 +3,14 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""Every read of the kernel's sysfs done by this collection.
+"""Every read and write of the kernel's sysfs done by this collection.
 
 The parsers are pure functions on the text of one attribute file. The
 ``Sysfs`` class walks a tree rooted at ``root`` (``/sys`` on a host, another
 path when the host's sysfs is mounted elsewhere) and never raises for a
-missing or unreadable file: the value is reported as None instead.
+missing or unreadable file: the value is reported as None instead. Writes
+(``write``) are the exception: they raise the kernel's ``OSError`` so that
+the caller can tell EBUSY from ERANGE.
 """
 
 from __future__ import annotations
@@ -408,6 +410,55 @@ class Sysfs(object):
             "drivers_autoprobe": parse_bool(self.read(*(base + ("sriov_drivers_autoprobe",)))),
             "vfs": [vf for _index, vf in sorted(vfs) if vf],
         }
+
+    def sriov_vf(self, pf_bdf, index):
+        """One VF of a PF: its PCI function, driver, RDMA device and netdev, the GUIDs the
+        VF's RDMA device shows (in effect since the driver last bound it), and, on
+        MLNX_OFED/DOCA-OFED hosts, the administrative GUIDs and policy of ``sriov/<index>/``.
+        None when ``virtfn<index>`` does not exist."""
+        bdf = self.link_name("bus", "pci", "devices", pf_bdf, "virtfn%d" % index)
+        if not is_bdf(bdf):
+            return None
+        bdf = bdf.lower()
+        base = ("bus", "pci", "devices", bdf)
+        rdma_devices = self.listdir(*(base + ("infiniband",)))
+        rdma_device = rdma_devices[0] if rdma_devices else None
+        netdevs = [n for n in self.pci_netdevs(bdf) if not self.exists(*(base + ("net", n, "parent")))]
+        vf = {
+            "index": index,
+            "pci_address": bdf,
+            "driver": self.link_name(*(base + ("driver",))),
+            "rdma_device": rdma_device,
+            "netdev": netdevs[0] if len(netdevs) == 1 else None,
+            "active_node_guid": None,
+            "active_port_guid": None,
+            "ofed": None,
+        }
+        if rdma_device:
+            vf["active_node_guid"] = format_guid(self.read("class", "infiniband", rdma_device, "node_guid"))
+            vf["active_port_guid"] = guid_from_gid(self.read("class", "infiniband", rdma_device, "ports", "1", "gids", "0"))
+        ofed = ("bus", "pci", "devices", pf_bdf, "sriov", str(index))
+        if self.exists(*(ofed + ("node",))):
+            vf["ofed"] = {
+                "node_guid": format_guid(self.read(*(ofed + ("node",)))),
+                "port_guid": format_guid(self.read(*(ofed + ("port",)))),
+                "policy": self.read(*(ofed + ("policy",))),
+            }
+        return vf
+
+    def has_ofed_sriov(self, pf_bdf):
+        """Whether the PF has the MLNX_OFED/DOCA-OFED ``sriov/`` directory (VF GUIDs through sysfs)."""
+        return os.path.isdir(self.path("bus", "pci", "devices", pf_bdf, "sriov"))
+
+    # writes: the kernel's OSError is raised to the caller
+    def write(self, value, *parts):
+        """Write ``value`` (a str, newline added) to one attribute file in one ``write()``."""
+        data = ("%s\n" % value).encode("ascii")
+        fd = os.open(self.path(*parts), os.O_WRONLY)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
 
     def pci_function(self, bdf):
         base = ("bus", "pci", "devices", bdf)

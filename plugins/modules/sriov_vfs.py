@@ -1,0 +1,496 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: sriov_vfs
+short_description: Set the number of SR-IOV VFs of a ConnectX PF, their InfiniBand GUIDs and link state
+version_added: 0.1.0
+description:
+  - Sets the number of virtual functions (VFs) of one physical function (PF) through C(sriov_numvfs) in sysfs, with the
+    kernel's rules. A new non-zero count while VFs exist goes through 0 (the kernel answers EBUSY otherwise), which destroys
+    every VF and needs O(allow_recreate). The count never exceeds C(sriov_totalvfs), which the firmware's C(NUM_OF_VFS) sets.
+  - Sets each VF's node GUID and port GUID and its link state, where they differ. With the upstream mlx5 driver through
+    C(ip link set <pf> vf <n> node_guid ... port_guid ... state ...) (netlink); with MLNX_OFED or DOCA-OFED, whose PF has a
+    C(sriov/<n>/) directory in sysfs, by writing C(sriov/<n>/node), C(port) and C(policy) there.
+  - A VF takes new GUIDs when its driver binds, so a bound VF whose RDMA device still shows other GUIDs is unbound and bound
+    again (O(rebind)). ib-sriov-cni refuses a VF whose GUID is zero ("VF GUID is not valid"); this module refuses zero and
+    all-ones GUIDs, and the same GUID on two VFs of the PF.
+  - Never touches the firmware (see M(fabric.infiniband.mlxconfig)) and never reboots. VFs do not survive a reboot; the
+    P(fabric.infiniband.sriov#role) role installs a boot-time unit that makes them again.
+author:
+  - fabric.infiniband developers (!UNKNOWN)
+requirements:
+  - Linux with the PF's driver loaded (mlx5_core) and SR-IOV enabled in the firmware (C(SRIOV_EN)).
+  - C(ip) from iproute2 4.13 or later to set GUIDs with the upstream driver.
+extends_documentation_fragment:
+  - fabric.infiniband.attributes
+  - fabric.infiniband.sysfs
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Reads the state and reports what would change; writes nothing and runs no C(ip link set).
+  diff_mode:
+    support: full
+    details:
+      - The diff shows the VF count and each VF's GUIDs and link state before and after.
+options:
+  pf:
+    description:
+      - The PF, by PCI address (V(0000:3b:00.0)), RDMA device (V(mlx5_0)) or netdev (V(ib0)).
+      - The PCI address does not change with driver load order or interface naming, so roles use it.
+    type: str
+    required: true
+  num_vfs:
+    description:
+      - The number of VFs wanted. V(0) removes them all.
+    type: int
+    required: true
+  vfs:
+    description:
+      - Settings per VF. VFs not listed keep their GUIDs; O(link_state) applies to them too when given.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      index:
+        description: The VF's number, from V(0) to O(num_vfs) minus one.
+        type: int
+        required: true
+      guid:
+        description:
+          - Node GUID and port GUID of the VF, the same value for both (as sriov-network-operator does).
+          - 8 bytes, as V(0x0200000000000001), V(02:00:00:00:00:00:00:01) or V(0200:0000:0000:0001). Never zero or all ones.
+        type: str
+      node_guid:
+        description: The VF's node GUID, when it should differ from the port GUID. Not together with O(vfs[].guid).
+        type: str
+      port_guid:
+        description: The VF's port GUID, when it should differ from the node GUID. Not together with O(vfs[].guid).
+        type: str
+      link_state:
+        description:
+          - The VF's link state. V(auto) follows the PF's port (MLNX_OFED policy C(Follow)), V(enable) is always up
+            (C(Up)), V(disable) always down (C(Down)).
+          - ib-sriov-cni's C(link_state) can override it per pod.
+        type: str
+        choices: [auto, enable, disable]
+  link_state:
+    description:
+      - The link state of every VF not given one in O(vfs). Not managed when not given.
+      - MLNX_OFED makes new VFs with the policy C(Down), so a VF stays down in a pod until this (or the CNI) says otherwise.
+    type: str
+    choices: [auto, enable, disable]
+  drivers_autoprobe:
+    description:
+      - Value of C(sriov_drivers_autoprobe) of the PF, that is whether new VFs are bound to their driver at once.
+      - V(false) keeps new VFs unbound, for example for vfio-pci. Not managed when not given.
+      - Only written when VFs are made (it has no effect on existing ones); a change alone is written at once.
+    type: bool
+  allow_recreate:
+    description:
+      - Allow a change between two non-zero VF counts, which destroys every VF of the PF (0, then the new count).
+    type: bool
+    default: false
+  rebind:
+    description:
+      - Unbind and bind again a VF whose RDMA device still shows GUIDs other than the ones wanted, so that they take effect.
+      - With V(false), the change is reported in RV(rebind_pending) and takes effect when the VF's driver next binds.
+    type: bool
+    default: true
+notes:
+  - Writing C(sriov_numvfs) and binding drivers needs root (use become).
+  - A VF moved into a pod keeps its PCI function; rebinding it takes it from the pod. Run with O(rebind=false) on nodes
+    whose VFs are in use, or let the CNI own the GUIDs (ib-kubernetes), and do not give any here.
+seealso:
+  - module: fabric.infiniband.mlxconfig
+  - module: fabric.infiniband.hca_info
+  - name: Kernel documentation, PCI SR-IOV sysfs
+    description: sriov_numvfs, sriov_totalvfs and sriov_drivers_autoprobe.
+    link: https://docs.kernel.org/PCI/pci-iov-howto.html
+"""
+
+EXAMPLES = r"""
+- name: Four VFs on the first port, GUIDs of our own, up when the PF is up
+  fabric.infiniband.sriov_vfs:
+    pf: "0000:3b:00.0"
+    num_vfs: 4
+    link_state: auto
+    vfs:
+      - {index: 0, guid: "0x02fa0a0b0c0d0000"}
+      - {index: 1, guid: "0x02fa0a0b0c0d0001"}
+      - {index: 2, guid: "0x02fa0a0b0c0d0002"}
+      - {index: 3, guid: "0x02fa0a0b0c0d0003"}
+  become: true
+
+- name: From 4 VFs to 8, knowing that the 4 in use are destroyed
+  fabric.infiniband.sriov_vfs:
+    pf: mlx5_0
+    num_vfs: 8
+    allow_recreate: true
+  become: true
+
+- name: No VFs
+  fabric.infiniband.sriov_vfs:
+    pf: ib0
+    num_vfs: 0
+  become: true
+"""
+
+RETURN = r"""
+changed:
+  description: Whether anything was written (in check mode, would be).
+  returned: always
+  type: bool
+pf:
+  description: The PF the module worked on.
+  returned: always
+  type: dict
+  sample: {pci_address: "0000:3b:00.0", rdma_device: mlx5_0, netdev: ib0, link_layer: InfiniBand, total_vfs: 8}
+method:
+  description: How GUIDs and link state are set, V(netlink) (C(ip link)) or V(sysfs) (MLNX_OFED's C(sriov/<n>/)).
+  returned: always
+  type: str
+  sample: netlink
+before:
+  description: The state before, as RV(after).
+  returned: always
+  type: dict
+after:
+  description:
+    - The state at the end (in check mode, the prediction).
+    - C(vfs) lists every VF with C(index), C(pci_address), C(driver), C(rdma_device), C(netdev), C(node_guid),
+      C(port_guid) and C(link_state) (what is set, in effect once the VF binds), and C(active_node_guid) and
+      C(active_port_guid) (what its RDMA device shows now).
+  returned: always
+  type: dict
+  sample:
+    num_vfs: 1
+    drivers_autoprobe: true
+    vfs:
+      - index: 0
+        pci_address: "0000:3b:00.2"
+        driver: mlx5_core
+        rdma_device: mlx5_2
+        netdev: ib2
+        node_guid: "0x02fa0a0b0c0d0000"
+        port_guid: "0x02fa0a0b0c0d0000"
+        link_state: auto
+        active_node_guid: "0x02fa0a0b0c0d0000"
+        active_port_guid: "0x02fa0a0b0c0d0000"
+rebound:
+  description: PCI addresses of the VFs unbound and bound again so that their GUIDs take effect.
+  returned: always
+  type: list
+  elements: str
+rebind_pending:
+  description: PCI addresses of the VFs whose new GUIDs take effect only when they bind next (O(rebind=false)).
+  returned: always
+  type: list
+  elements: str
+writes:
+  description: The sysfs writes done (in check mode, that would be), as C(path=value).
+  returned: always
+  type: list
+  elements: str
+  sample: ["/sys/bus/pci/devices/0000:3b:00.0/sriov_numvfs=4"]
+cmds:
+  description: Every command run, in order.
+  returned: always
+  type: list
+  elements: list
+cmd:
+  description: The last command run, V([]) when none ran.
+  returned: always
+  type: list
+  elements: str
+"""
+
+import copy
+import errno
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.fabric.infiniband.plugins.module_utils import common
+from ansible_collections.fabric.infiniband.plugins.module_utils import iplink
+from ansible_collections.fabric.infiniband.plugins.module_utils import sriov
+from ansible_collections.fabric.infiniband.plugins.module_utils import sysfs
+from ansible_collections.fabric.infiniband.plugins.module_utils._runner import Runner, ToolModule
+
+
+def argument_spec():
+    spec = common.merge_specs(common.SYSFS_ARG_SPEC)
+    spec.update(
+        pf=dict(type="str", required=True),
+        num_vfs=dict(type="int", required=True),
+        vfs=dict(type="list", elements="dict", default=[], options=dict(
+            index=dict(type="int", required=True),
+            guid=dict(type="str"),
+            node_guid=dict(type="str"),
+            port_guid=dict(type="str"),
+            link_state=dict(type="str", choices=list(iplink.LINK_STATES)),
+        )),
+        link_state=dict(type="str", choices=list(iplink.LINK_STATES)),
+        drivers_autoprobe=dict(type="bool"),
+        allow_recreate=dict(type="bool", default=False),
+        rebind=dict(type="bool", default=True),
+    )
+    return spec
+
+
+class SriovVfs(ToolModule):
+
+    def __init__(self, module):
+        self.module = module
+        self.params = module.params
+        self.tree = sysfs.Sysfs(module.params["sysfs_root"])
+        self.runner = Runner(module, "ip", required=False)
+        self.result = dict(changed=False, pf={}, method=None, before={}, after={}, rebound=[], rebind_pending=[],
+                           writes=[], cmd=[], cmds=[])
+        self.bdf = None
+        self.netdev = None
+        self.want = {}
+
+    # ------------------------------------------------------------ reading
+    def resolve_pf(self):
+        """The PF's PCI address from a PCI address, an RDMA device or a netdev."""
+        given = self.params["pf"].strip()
+        if sysfs.is_bdf(given):
+            bdf = given.lower()
+        elif self.tree.exists("class", "infiniband", given):
+            bdf = self.tree.ib_pci_address(given)
+        elif self.tree.exists("class", "net", given):
+            # /sys/class/net/<name> -> .../<bdf>/net/<name>
+            bdf = os.path.basename(os.path.dirname(os.path.dirname(os.path.realpath(self.tree.path("class", "net", given)))))
+        else:
+            bdf = None
+        if not bdf or not self.tree.exists("bus", "pci", "devices", bdf):
+            self.fail("pf %s: no such PCI function, RDMA device or netdev under %s; give the PF by PCI address "
+                      "(0000:3b:00.0), RDMA device (mlx5_0) or netdev (ib0)" % (given, self.tree.root))
+        if self.tree.exists("bus", "pci", "devices", bdf, "physfn"):
+            self.fail("pf %s (%s) is a VF; give its PF (%s)"
+                      % (given, bdf, self.tree.link_name("bus", "pci", "devices", bdf, "physfn")))
+        return bdf
+
+    def pf_info(self):
+        func = self.tree.pci_function(self.bdf)
+        devices = self.tree.listdir("bus", "pci", "devices", self.bdf, "infiniband")
+        rdma_device = devices[0] if devices else None
+        link_layer = None
+        netdev = None
+        if rdma_device:
+            port = self.tree.ib_port(rdma_device, 1, self.bdf)
+            link_layer, netdev = port["link_layer"], port["netdev"]
+        sriov_files = func["sriov"] or {}
+        return {
+            "pci_address": self.bdf,
+            "rdma_device": rdma_device,
+            "netdev": netdev,
+            "link_layer": link_layer,
+            "driver": func["driver"],
+            "total_vfs": sriov_files.get("total_vfs"),
+        }, func["sriov"]
+
+    def read_vfs(self, count):
+        """Every VF of the PF, with its administrative GUIDs and link state."""
+        netlink = {}
+        # ip link only when some VF setting is managed: a count change alone needs none
+        if self.want and self.result["method"] == "netlink" and count and self.netdev and self.runner.available:
+            res = self.run(iplink.show_args(self.netdev))
+            if res.rc != 0:
+                self.fail("could not read the VFs of %s" % self.netdev, res)
+            netlink = iplink.parse_vfs(res.stdout)
+        vfs = []
+        for index in range(count):
+            vf = self.tree.sriov_vf(self.bdf, index) or {"index": index, "pci_address": None, "driver": None,
+                                                         "rdma_device": None, "netdev": None, "active_node_guid": None,
+                                                         "active_port_guid": None, "ofed": None}
+            admin = vf.pop("ofed", None)
+            if admin is not None:
+                vf.update(node_guid=admin["node_guid"], port_guid=admin["port_guid"],
+                          link_state=iplink.link_state_from_policy(admin["policy"]))
+            else:
+                # iproute2 before 4.13 prints no GUIDs: what the VF's RDMA device shows is the best guess
+                entry = netlink.get(index, {})
+                vf.update(node_guid=entry.get("node_guid") or vf["active_node_guid"],
+                          port_guid=entry.get("port_guid") or vf["active_port_guid"],
+                          link_state=entry.get("link_state"))
+            vfs.append(vf)
+        return vfs
+
+    def snapshot(self, sriov_files):
+        count = sriov_files["num_vfs"] or 0
+        return {"num_vfs": count, "drivers_autoprobe": sriov_files["drivers_autoprobe"], "vfs": self.read_vfs(count)}
+
+    # ------------------------------------------------------------ writing
+    def write(self, value, *parts):
+        path = self.tree.path(*parts)
+        self.result["writes"].append("%s=%s" % (path, value))
+        self.result["changed"] = True
+        if self.module.check_mode:
+            return
+        try:
+            self.tree.write(value, *parts)
+        except (IOError, OSError) as exc:
+            hints = {
+                errno.EBUSY: "the kernel changes a non-zero VF count only through 0",
+                errno.ERANGE: "more VFs than sriov_totalvfs",
+                errno.ENOENT: "the PF's driver does not support SR-IOV configuration, or is not bound",
+                errno.EACCES: "needs root (become: true)",
+                errno.EPERM: "needs root (become: true)",
+            }
+            hint = hints.get(exc.errno)
+            self.fail("writing %s to %s failed: %s%s" % (value, path, exc.strerror or exc, "; %s" % hint if hint else ""))
+
+    def set_count(self, before):
+        want = self.params["num_vfs"]
+        autoprobe = self.params["drivers_autoprobe"]
+        total = self.result["pf"]["total_vfs"]
+        writes, why = sriov.count_writes(before["num_vfs"], want, total, self.params["allow_recreate"])
+        if why:
+            self.fail("pf %s: %s" % (self.bdf, why))
+        base = ("bus", "pci", "devices", self.bdf)
+        if autoprobe is not None and autoprobe != before["drivers_autoprobe"]:
+            self.write("1" if autoprobe else "0", *(base + ("sriov_drivers_autoprobe",)))
+        for value in writes:
+            self.write(str(value), *(base + ("sriov_numvfs",)))
+
+    def set_vf(self, vf, changes):
+        if self.result["method"] == "sysfs":
+            base = ("bus", "pci", "devices", self.bdf, "sriov", str(vf["index"]))
+            if "link_state" in changes:
+                self.write(iplink.OFED_POLICY[changes["link_state"]], *(base + ("policy",)))
+            for key, name in (("node_guid", "node"), ("port_guid", "port")):
+                if key in changes:
+                    self.write(iplink.guid_bytes(changes[key]), *(base + (name,)))
+            return
+        args = iplink.set_vf_args(self.netdev, vf["index"], changes.get("node_guid"), changes.get("port_guid"),
+                                  changes.get("link_state"))
+        self.result["changed"] = True
+        res = self.run(args, mutating=True)
+        if not res.skipped and res.rc != 0:
+            hint = iplink.classify_set_error(res.rc, res.stdout, res.stderr)
+            self.fail("setting VF %d of %s failed%s" % (vf["index"], self.netdev, ": %s" % hint if hint else ""), res)
+
+    def rebind(self, vf):
+        driver = vf["driver"]
+        self.write(vf["pci_address"], "bus", "pci", "drivers", driver, "unbind")
+        self.write(vf["pci_address"], "bus", "pci", "drivers", driver, "bind")
+        self.result["rebound"].append(vf["pci_address"])
+
+    # ------------------------------------------------------------ main
+    def apply(self):
+        if not self.tree.is_dir():
+            self.fail("sysfs_root %s is not a directory" % self.tree.root)
+        if self.params["num_vfs"] < 0:
+            self.fail("num_vfs %d: accepted 0 or more" % self.params["num_vfs"])
+        want, errors = sriov.desired_vfs(self.params["num_vfs"], self.params["vfs"], self.params["link_state"])
+        self.want = want
+        if errors:
+            self.fail("invalid vfs for pf %s: %s" % (self.params["pf"], "; ".join(errors)))
+        self.bdf = self.resolve_pf()
+        pf, sriov_files = self.pf_info()
+        self.result["pf"] = pf
+        self.netdev = pf["netdev"]
+        if sriov_files is None:
+            if self.params["num_vfs"] == 0:
+                self.result["before"] = self.result["after"] = {"num_vfs": 0, "drivers_autoprobe": None, "vfs": []}
+                return self.result
+            self.fail("pf %s has no sriov_numvfs in sysfs: SR-IOV is off in its firmware (SRIOV_EN) or its driver is not "
+                      "bound; enable it with the fabric.infiniband.sriov role (or mlxconfig SRIOV_EN=1 NUM_OF_VFS=n) "
+                      "and reboot" % self.bdf)
+        wants_guids = any(e["node_guid"] or e["port_guid"] for e in want.values())
+        if wants_guids and pf["link_layer"] and pf["link_layer"] != "InfiniBand":
+            self.fail("pf %s: its port is %s; VF GUIDs exist on InfiniBand ports only (leave out guid, node_guid and "
+                      "port_guid)" % (self.bdf, pf["link_layer"]))
+        self.result["method"] = "sysfs" if self.tree.has_ofed_sriov(self.bdf) else "netlink"
+        if want and self.result["method"] == "netlink":
+            if not self.netdev:
+                self.fail("pf %s has no netdev to set its VFs through (ip link set <pf> vf ...)" % self.bdf)
+            if not self.runner.available:
+                self.fail("setting VF GUIDs or link state on %s needs ip (iproute2), which is not installed" % self.bdf)
+
+        before = self.snapshot(sriov_files)
+        self.result["before"] = before
+        self.set_count(before)
+        count_changed = self.params["num_vfs"] != before["num_vfs"]
+        if count_changed and not self.module.check_mode:
+            current = self.snapshot(self.tree.pci_sriov(self.bdf))
+        elif count_changed:
+            current = self.predict_new_vfs(before)
+        else:
+            current = copy.deepcopy(before)
+        to_rebind = []
+        for vf in current["vfs"]:
+            entry = want.get(vf["index"])
+            if not entry:
+                continue
+            changes = sriov.vf_changes(vf, entry)
+            if changes:
+                self.set_vf(vf, changes)
+                vf.update(changes)
+            if sriov.needs_rebind(vf, entry):
+                to_rebind.append(vf)
+        for vf in to_rebind:
+            if self.params["rebind"]:
+                self.rebind(vf)
+            else:
+                self.result["rebind_pending"].append(vf["pci_address"])
+        if self.module.check_mode or not self.result["changed"]:
+            after = current
+            for vf in to_rebind:
+                if self.params["rebind"]:
+                    vf.update(active_node_guid=vf["node_guid"], active_port_guid=vf["port_guid"])
+        else:
+            after = self.snapshot(self.tree.pci_sriov(self.bdf))
+            self.check_after(after, want)
+        self.result["after"] = after
+        if self.module._diff:
+            self.result["diff"] = {"before": self.diff_view(before), "after": self.diff_view(after),
+                                   "before_header": "SR-IOV of %s" % self.bdf, "after_header": "SR-IOV of %s" % self.bdf}
+        return self.result
+
+    def predict_new_vfs(self, before):
+        """Check mode, count changing: the new VFs have no GUIDs yet (the kernel makes them blank)."""
+        autoprobe = self.params["drivers_autoprobe"]
+        if autoprobe is None:
+            autoprobe = before["drivers_autoprobe"]
+        vfs = [{"index": i, "pci_address": None, "driver": None, "rdma_device": None, "netdev": None,
+                "node_guid": None, "port_guid": None, "link_state": None, "active_node_guid": None,
+                "active_port_guid": None} for i in range(self.params["num_vfs"])]
+        return {"num_vfs": self.params["num_vfs"], "drivers_autoprobe": autoprobe, "vfs": vfs}
+
+    def check_after(self, after, want):
+        if after["num_vfs"] != self.params["num_vfs"]:
+            self.fail("pf %s has %s VFs after writing sriov_numvfs=%d (the driver made fewer; see dmesg)"
+                      % (self.bdf, after["num_vfs"], self.params["num_vfs"]))
+        for vf in after["vfs"]:
+            entry = want.get(vf["index"], {})
+            for key in ("node_guid", "port_guid", "link_state"):
+                if entry.get(key) is not None and vf.get(key) not in (None, entry[key]):
+                    self.fail("VF %d of %s reads %s %s after setting %s" % (vf["index"], self.bdf, key, vf.get(key),
+                                                                            entry[key]))
+            if self.params["rebind"] and sriov.needs_rebind(vf, entry):
+                self.fail("VF %d of %s (%s) still shows other GUIDs after it was bound again: node %s, port %s"
+                          % (vf["index"], self.bdf, vf["pci_address"], vf["active_node_guid"], vf["active_port_guid"]))
+
+    @staticmethod
+    def diff_view(state):
+        return {"num_vfs": state["num_vfs"], "vfs": {
+            "vf%d" % vf["index"]: {"node_guid": vf.get("node_guid"), "port_guid": vf.get("port_guid"),
+                                   "link_state": vf.get("link_state")} for vf in state["vfs"]}}
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module.exit_json(**SriovVfs(module).apply())
+
+
+if __name__ == "__main__":
+    main()
