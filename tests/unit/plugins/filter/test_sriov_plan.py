@@ -1,0 +1,111 @@
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.fabric.infiniband.plugins.filter.sriov_duplicate_guids import sriov_duplicate_guids
+from ansible_collections.fabric.infiniband.plugins.filter.sriov_plan import sriov_plan
+
+
+def _pf(pci, model, rdma, netdev, link_layer="InfiniBand", total=None):
+    return {"pci_address": pci, "card_address": pci.rsplit(".", 1)[0], "model": model, "is_vf": False,
+            "rdma_device": rdma, "netdevs": [netdev], "sriov": None if total is None else {"total_vfs": total},
+            "ports": [{"port": 1, "link_layer": link_layer, "netdev": netdev}]}
+
+
+HCA = {"hcas": [
+    _pf("0000:3b:00.1", "ConnectX-6", "mlx5_1", "ibp59s0f1"),
+    _pf("0000:3b:00.0", "ConnectX-6", "mlx5_0", "ibp59s0f0"),
+    _pf("0000:c1:00.0", "ConnectX-7", "mlx5_2", "ibp193s0", total=16),
+    _pf("0000:01:00.0", "ConnectX-4 Lx", "mlx5_3", "enp1s0f0np0", link_layer="Ethernet", total=8),
+    {"pci_address": "0000:c1:00.2", "card_address": "0000:c1:00", "model": "ConnectX-7 VF", "is_vf": True},
+]}
+
+
+def plan(pfs, **kwargs):
+    kwargs.setdefault("host_name", "node01")
+    kwargs.setdefault("host_id", 0x0A0B0C0D)
+    return sriov_plan(HCA, pfs, **kwargs)
+
+
+def test_scheme_guids_pf_index_in_pci_order_and_one_firmware_write_per_card():
+    out = plan([{"pf": "mlx5_0", "num_vfs": 2}, {"pf": "3b:00.1", "num_vfs": 3, "link_state": "enable"}])
+    assert [(p["pf"], p["pf_index"], p["num_vfs"], p["link_state"], p["ready_now"]) for p in out["pfs"]] == [
+        ("0000:3b:00.0", 1, 2, "auto", False), ("0000:3b:00.1", 2, 3, "enable", False)]
+    assert out["pfs"][0]["vfs"] == [{"index": 0, "guid": "0x02fa0a0b0c0d0100"}, {"index": 1, "guid": "0x02fa0a0b0c0d0101"}]
+    assert out["guids"][-1] == "0x02fa0a0b0c0d0202"
+    # NUM_OF_VFS is per card: the busiest PF decides
+    assert [(c["device"], c["params"]) for c in out["cards"]] == [("0000:3b:00.0", {"SRIOV_EN": "True", "NUM_OF_VFS": 3})]
+    assert out["boot"]["pfs"][1] == {"pf": "0000:3b:00.1", "num_vfs": 3, "link_state": "enable",
+                                     "vfs": out["pfs"][1]["vfs"]}
+    assert out["operator_pool"][0] == {"pci_address": "0000:3b:00.0",
+                                       "guids": ["02:fa:0a:0b:0c:0d:01:00", "02:fa:0a:0b:0c:0d:01:01"]}
+
+
+def test_firmware_that_allows_enough_is_left_alone_and_the_floor_raises_it():
+    assert plan([{"pf": "0000:c1:00.0", "num_vfs": 4}])["cards"] == []
+    assert plan([{"pf": "0000:c1:00.0", "num_vfs": 4}])["pfs"][0]["ready_now"]
+    cards = plan([{"pf": "0000:c1:00.0", "num_vfs": 4}], firmware_num_vfs=32)["cards"]
+    assert [c["params"]["NUM_OF_VFS"] for c in cards] == [32]
+    # no VFs asked for: the firmware is not touched, whatever it runs
+    assert plan([{"pf": "mlx5_0", "num_vfs": 0}])["cards"] == []
+
+
+def test_explicit_guids_none_mode_and_ethernet():
+    out = plan([{"pf": "0000:c1:00.0", "num_vfs": 1, "guids": ["02:00:00:00:00:00:00:07", "0x9"]}], guid_mode="none")
+    assert out["guids"] == ["0x0200000000000007"]
+    assert plan([{"pf": "0000:c1:00.0", "num_vfs": 2}], guid_mode="none")["guids"] == []
+    # an Ethernet PF gets VFs but no GUIDs from the scheme
+    assert plan([{"pf": "0000:01:00.0", "num_vfs": 2}])["guids"] == []
+
+
+def test_derived_host_id_is_stable():
+    a = sriov_plan(HCA, [{"pf": "mlx5_2", "num_vfs": 1}], host_name="node01")["guids"]
+    b = sriov_plan(HCA, [{"pf": "mlx5_2", "num_vfs": 1}], host_name="node01")["guids"]
+    c = sriov_plan(HCA, [{"pf": "mlx5_2", "num_vfs": 1}], host_name="node02")["guids"]
+    assert a == b != c
+
+
+@pytest.mark.parametrize("pfs, kwargs, says", [
+    ("x", {}, "sriov_pfs must be a list"),
+    ([{"pf": "mlx5_0"}], {}, "sriov_pfs[0] needs pf"),
+    ([{"pf": "mlx5_0", "num_vfs": 2, "vlan": 3}], {}, "unknown keys vlan"),
+    ([{"pf": "mlx5_0", "num_vfs": 128}], {}, "sriov_pfs[0].num_vfs must be from 0 to 127, got 128"),
+    ([{"pf": "mlx5_0", "num_vfs": -1}], {}, "must be from 0 to 127"),
+    ([{"pf": "mlx5_0", "num_vfs": "four"}], {}, "must be a whole number"),
+    ([{"pf": "mlx5_9", "num_vfs": 2}], {}, "sriov_pfs[0].pf mlx5_9 is not a PF of this host; its PFs: 0000:01:00.0"),
+    ([{"pf": "0000:c1:00.2", "num_vfs": 2}], {}, "is not a PF of this host"),
+    ([{"pf": "mlx5_0", "num_vfs": 2}, {"pf": "ibp59s0f0", "num_vfs": 2}], {}, "is the same PF as sriov_pfs[0]"),
+    ([{"pf": "mlx5_0", "num_vfs": 2, "link_state": "up"}], {}, "sriov_pfs[0].link_state must be one of auto, enable"),
+    ([{"pf": "mlx5_0", "num_vfs": 2, "guids": ["0x1"]}], {}, "sriov_pfs[0].guids must list at least num_vfs (2)"),
+    ([{"pf": "mlx5_0", "num_vfs": 1, "guids": ["0x0"]}], {}, "sriov_pfs[0].guids[0] '0x0': the zero GUID"),
+    ([{"pf": "mlx5_0", "num_vfs": 2, "guids": ["0x5", "0x5"]}], {}, "0x0000000000000005 are given to more than one VF"),
+    ([{"pf": "mlx5_0", "num_vfs": 1, "guids": ["0x5"]}, {"pf": "mlx5_1", "num_vfs": 1, "guids": ["0x5"]}], {},
+     "more than one VF"),
+    ([{"pf": "mlx5_3", "num_vfs": 1, "guids": ["0x5"]}], {}, "is not an InfiniBand port (Ethernet)"),
+    ([], {"guid_mode": "random"}, "sriov_guid_mode must be scheme or none"),
+    ([], {"link_state": "on"}, "sriov_link_state must be one of"),
+    ([], {"guid_prefix": "0x0cfa"}, "sriov_guid_prefix '0x0cfa': its first byte 0x0c is not locally administered"),
+    ([], {"guid_prefix": "fa"}, "not a 2-byte prefix"),
+    ([], {"host_id": 2 ** 32}, "sriov_guid_host_id must be from 0 to 4294967295"),
+    ([], {"firmware_num_vfs": 200}, "sriov_firmware_num_vfs must be from 0 to 127"),
+])
+def test_bad_input(pfs, kwargs, says):
+    with pytest.raises(AnsibleFilterError) as err:
+        plan(pfs, **kwargs)
+    assert says in str(err.value)
+
+
+def test_not_hca_info():
+    with pytest.raises(AnsibleFilterError, match="registered result of fabric.infiniband.hca_info"):
+        sriov_plan({}, [], host_name="x")
+
+
+def test_duplicates_across_hosts():
+    assert sriov_duplicate_guids({"a": ["0x1", "0x2"], "b": ["0x2"], "c": None, "d": ["0x1"]}) == [
+        "0x1 on a, d", "0x2 on a, b"]
+    assert sriov_duplicate_guids({"a": ["0x1"], "b": ["0x2"]}) == []
