@@ -4,6 +4,8 @@
 """Start, stop and inspect the simulated lab (the host side).
 
     python lab/labctl.py image         build the node image if needed; print its tag
+                                       (--suite trixie: the Debian 13 image; default bookworm,
+                                       or FABRIC_LAB_SUITE)
     python lab/labctl.py up            build the node image if needed, start ibsim and the nodes
     python lab/labctl.py down          stop and remove the nodes and ibsim (node state is kept)
     python lab/labctl.py reset         down, and forget the nodes' state (next up starts fresh)
@@ -373,7 +375,11 @@ def main(argv=None):
     parser.add_argument("action", choices=("image", "up", "down", "reset", "status", "calls", "reboot", "power-cycle", "netfile"))
     parser.add_argument("node", nargs="?")
     parser.add_argument("--no-switch-sm", action="store_true", help="up: no subnet manager on the switch (ports stay INIT)")
+    parser.add_argument("--suite", choices=("bookworm", "trixie"), help="image: the Debian suite of the node image")
     args = parser.parse_args(argv)
+    if args.suite:
+        global SUITE  # noqa: PLW0603  pylint: disable=global-statement
+        SUITE = args.suite
     if args.action == "image":
         print(ensure_image())
     elif args.action == "up":

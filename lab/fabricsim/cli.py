@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-from fabricsim import Result, fwreset, mlxconfig, mst, rdma, verbs
+from fabricsim import Result, fwreset, iproute, kmod, mlxconfig, mst, rdma, verbs
 from fabricsim import state as sim_state
 
 # tool -> (which tools.firmware / flag provides it, runner)
@@ -29,6 +29,8 @@ TOOLS = {
     "ibv_devices": None,
     "ibstat": None,
     "ibdev2netdev": "ofed",
+    "modprobe": None,
+    "ip": None,
     "fabricsim": None,
 }
 
@@ -80,6 +82,10 @@ def run_tool(state, tool, argv, stdin=None):
         return verbs.ibstat(state, argv)
     if tool == "ibdev2netdev":
         return verbs.ibdev2netdev(state, argv)
+    if tool == "modprobe":
+        return kmod.run(state, argv)
+    if tool == "ip":
+        return iproute.run(state, argv)
     return admin(state, argv)
 
 
@@ -106,6 +112,8 @@ def main(tool, argv=None, stdin=None, stdout=None, stderr=None):
     path = sim_state.state_path()
     if stdin is None:
         stdin = _Stdin(sys.stdin, stdout) if sys.stdin is not None else None
+    if tool == "modprobe" and not kmod.split(argv)[0]:
+        return kmod.exec_real(argv)  # no module the simulator knows
     if not os.path.exists(path):
         stderr.write("%s: the simulated hardware has no state file (%s)\n" % (tool, path))
         return 1
@@ -119,6 +127,8 @@ def main(tool, argv=None, stdin=None, stdout=None, stderr=None):
     stdout.flush()
     stderr.write(result.stderr)
     stderr.flush()
+    if tool == "modprobe" and result.rc == 0 and kmod.split(argv)[1]:
+        return kmod.exec_real(kmod.split(argv)[1])  # the names it does not know
     return result.rc
 
 

@@ -38,6 +38,8 @@ TOOL_PATHS = {
     "ibv_devinfo": "/usr/bin/ibv_devinfo",
     "ibv_devices": "/usr/bin/ibv_devices",
     "ibdev2netdev": "/usr/sbin/ibdev2netdev",
+    "modprobe": "/usr/sbin/modprobe",
+    "ip": "/usr/bin/ip",
 }
 FLAVOUR_TOOLS = {
     "mft": ("mlxconfig", "mlxfwreset", "mst"),
@@ -45,7 +47,7 @@ FLAVOUR_TOOLS = {
     "none": (),
 }
 # Always present: the kernel-facing tools that exist on any node with an RDMA stack.
-BASE_TOOLS = ("rdma", "ibv_devinfo", "ibv_devices")
+BASE_TOOLS = ("rdma", "ibv_devinfo", "ibv_devices", "modprobe", "ip")
 
 WRAPPER = """#!/usr/bin/python3
 # Installed by the fabric.infiniband lab simulator (fabricsim); not a real {tool}.
@@ -53,6 +55,16 @@ import sys
 sys.path.insert(0, "{lib}")
 from fabricsim.cli import main
 sys.exit(main("{tool}", sys.argv[1:]))
+"""
+# ip runs often (ifupdown, Ansible facts): no site, and only iproute.py until a simulated netdev is named.
+IP_WRAPPER = """#!/usr/bin/python3 -IS
+# Installed by the fabric.infiniband lab simulator (fabricsim); not a real ip: it simulates the commands
+# that name a simulated netdev and execs the real ip (ip.distrib) with the same arguments for all others.
+import sys
+sys.path.insert(0, "{lib}")
+sys.path.append("{lib}/fabricsim")
+from iproute import main
+sys.exit(main(sys.argv[1:]))
 """
 
 
@@ -68,6 +80,16 @@ def wanted_tools(state):
     return wanted
 
 
+def _packaged_path(path):
+    """The spelling of ``path`` that dpkg knows: Debian 12 ships /sbin/modprobe, 13 /usr/sbin/modprobe (one file
+    with the merged /usr); a diversion must name the packaged path or an upgrade overwrites the wrapper."""
+    if path.startswith(("/usr/sbin/", "/usr/bin/")) and _run(["dpkg-query", "-S", path], check=False).returncode != 0:
+        legacy = path[len("/usr"):]
+        if _run(["dpkg-query", "-S", legacy], check=False).returncode == 0:
+            return legacy
+    return path
+
+
 def install_tools(state):
     """Put a wrapper at the real path of every wanted tool; remove the others.
 
@@ -76,9 +98,10 @@ def install_tools(state):
     """
     wanted = wanted_tools(state)
     for tool, path in TOOL_PATHS.items():
-        content = WRAPPER.format(tool=tool, lib=LIB_DIR)
+        content = (IP_WRAPPER if tool == "ip" else WRAPPER).format(tool=tool, lib=LIB_DIR)
         if tool in wanted:
-            _run(["dpkg-divert", "--quiet", "--local", "--rename", "--divert", path + ".distrib", "--add", path])
+            packaged = _packaged_path(path)
+            _run(["dpkg-divert", "--quiet", "--local", "--rename", "--divert", packaged + ".distrib", "--add", packaged])
             current = None
             if os.path.isfile(path):
                 with open(path, encoding="utf-8") as handle:
@@ -135,10 +158,55 @@ def _bind_when_mounted():
     _sd_notify("READY=1")
 
 
+def _ipoib_standin(state):
+    """``kernel.ipoib_standin``: each simulated IPoIB netdev also exists as a real ifb netdev of the same name
+    (the lab's kernel has no ib_ipoib; ifb is ARPHRD_ETHER), which holds real addresses, MTU and link state.
+    A child that a systemd-networkd .netdev asks for (Kind=ipoib, which only ib_ipoib can make) is made too, so
+    that networkd finds it (EEXIST) and configures it; children made by create_child or ip link add are gone,
+    as after a real reboot (the container's network namespace is new)."""
+    if not state.get("kernel", {}).get("ipoib_standin"):
+        return
+    from fabricsim import iproute  # pylint: disable=import-outside-toplevel
+
+    parents = [f.netdev for f in sim_state.functions(state) if f.netdev and f.ib]
+    for name in parents:
+        iproute.standin_link(name, True)
+    for child in _networkd_ipoib_children(parents):
+        iproute.standin_link(child, True)
+
+
+def _networkd_ipoib_children(parents, directory="/etc/systemd/network"):
+    """Names of the Kind=ipoib netdevs of networkd's .netdev files that a parent's .network lists (IPoIB=)."""
+    kinds, listed = set(), set()
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    for fname in names:
+        values, section = {}, None
+        try:
+            with open(os.path.join(directory, fname), encoding="utf-8") as handle:
+                for line in handle:
+                    line = line.strip()
+                    if line.startswith("[") and line.endswith("]"):
+                        section = line[1:-1]
+                    elif "=" in line and not line.startswith(("#", ";")):
+                        key, value = (part.strip() for part in line.split("=", 1))
+                        values.setdefault((section, key), []).append(value)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if fname.endswith(".netdev") and values.get(("NetDev", "Kind")) == ["ipoib"]:
+            kinds.update(values.get(("NetDev", "Name"), []))
+        elif fname.endswith(".network") and set(values.get(("Match", "Name"), [])) & set(parents):
+            listed.update(values.get(("Network", "IPoIB"), []))
+    return sorted(kinds & listed)
+
+
 def serve(state_path):
     _unmount_all()
     sim_state.mutate(state_path, sim_state.power_on)
     install_tools(sim_state.load(state_path))
+    _ipoib_standin(sim_state.load(state_path))
     os.makedirs(REAL_SYS, exist_ok=True)
     os.makedirs(SIM_SYS, exist_ok=True)
     # A non-recursive bind: the real sysfs without anything mounted over its subtrees.

@@ -33,6 +33,19 @@ DEFAULT_LOG_PATH = "/var/log/fabricsim/calls.jsonl"
 IFINDEX_BASE = 10
 MELLANOX_OUI = 0x0C42A1
 LOCKDOWN_LEVELS = ("none", "integrity", "confidentiality")
+# The kernel modules the simulator knows (its part of /sys/module), each with what it depends on.
+# mlx_compat exists only with the OFED/DOCA kernel modules on disk (see ofed_modules_on_disk).
+MODULE_DEPS = {
+    "mlx_compat": (), "mlx5_core": (), "ib_core": (), "ib_uverbs": ("ib_core",), "ib_umad": ("ib_core",),
+    "ib_cm": ("ib_core",), "iw_cm": ("ib_core",), "rdma_cm": ("ib_core", "ib_cm", "iw_cm"),
+    "mlx5_ib": ("mlx5_core", "ib_uverbs", "ib_core"), "ib_ipoib": ("ib_core", "ib_cm"),
+    "rdma_ucm": ("rdma_cm", "ib_uverbs", "ib_core"),
+}
+# Loaded at power-on on a host with the PF driver: mlx5_core (by PCI id), mlx5_ib (by its auxiliary
+# device) and its dependencies ib_uverbs and ib_core. ib_umad, ib_ipoib, rdma_ucm only when asked
+# (modprobe, /etc/modules-load.d). A state may replace the list with kernel.modules.
+BOOT_MODULES = ("mlx5_core", "mlx5_ib", "ib_uverbs", "ib_core")
+MODULES_LOAD_DIRS = ("etc/modules-load.d", "run/modules-load.d", "usr/local/lib/modules-load.d", "usr/lib/modules-load.d")
 
 
 class StateError(Exception):
@@ -606,6 +619,7 @@ def _runtime(state):
     rt.setdefault("netns_mode", state.get("kernel", {}).get("netns_mode", "shared"))
     rt.setdefault("lockdown", state.get("kernel", {}).get("lockdown", "none"))
     rt.setdefault("mst_started", False)
+    rt.setdefault("modules", with_dependencies(state.get("kernel", {}).get("modules", BOOT_MODULES)))
     return rt
 
 
@@ -646,11 +660,92 @@ def init_runtime(state):
     kernel = state.get("kernel", {})
     state["runtime"] = {"functions": {}, "next_ibindex": 0, "next_ifindex": IFINDEX_BASE,
                         "netns_mode": boot_netns_mode(state), "lockdown": kernel.get("lockdown", "none"),
-                        "mst_started": False, "boot_count": state.get("runtime", {}).get("boot_count", 0)}
+                        "mst_started": False, "boot_count": state.get("runtime", {}).get("boot_count", 0),
+                        "modules": boot_modules(state)}
     for ad in sorted(state.get("adapters", []), key=lambda a: a["pci_address"]):
         for bdf in pf_bdfs(ad):
             state["runtime"]["functions"][bdf] = {"sriov_numvfs": 0, "sriov_drivers_autoprobe": 1}
             _attach(state, bdf)
+
+
+def with_dependencies(names):
+    """``names`` and what they depend on, sorted; names the simulator does not know are left out."""
+    out = set()
+    todo = [n.replace("-", "_") for n in names]
+    while todo:
+        name = todo.pop()
+        if name in MODULE_DEPS and name not in out:
+            out.add(name)
+            todo.extend(MODULE_DEPS[name])
+    return sorted(out)
+
+
+def modules_load_d(root=None):
+    """Module names listed in modules-load.d, as systemd-modules-load reads them (a file in /etc hides
+    one of the same name in /run or /usr/lib; '#' and ';' start comments)."""
+    root = root or root_dir()
+    files = {}
+    for directory in MODULES_LOAD_DIRS:
+        for conf in glob.glob(os.path.join(root, directory, "*.conf")):
+            files.setdefault(os.path.basename(conf), conf)
+    names = []
+    for base in sorted(files):
+        try:
+            with open(files[base], encoding="utf-8", errors="replace") as handle:
+                lines = handle.read().splitlines()
+        except OSError:
+            continue
+        names.extend(line.strip() for line in lines if line.strip() and line.strip()[0] not in "#;")
+    return names
+
+
+def ofed_modules_on_disk(state, root=None):
+    """Whether the OFED/DOCA kernel modules are installed: ``tools.ofed``, or mlx_compat.ko from a DKMS or
+    kmod package under <root>/lib/modules (what mlnx-ofed-kernel-dkms builds)."""
+    root = root or root_dir()
+    if state.get("tools", {}).get("ofed"):
+        return True
+    patterns = ("lib/modules/*/updates/dkms/mlx_compat.ko*", "lib/modules/*/extra/mlnx-ofa_kernel/compat/mlx_compat.ko*")
+    return any(glob.glob(os.path.join(root, pattern)) for pattern in patterns)
+
+
+def boot_modules(state, root=None):
+    """What is loaded after power-on: BOOT_MODULES (or kernel.modules), what modules-load.d lists, and
+    mlx_compat when the OFED modules are on disk (theirs replace the inbox ones)."""
+    names = list(state.get("kernel", {}).get("modules", BOOT_MODULES)) + modules_load_d(root)
+    if ofed_modules_on_disk(state, root):
+        names.append("mlx_compat")
+    return with_dependencies(names)
+
+
+def loaded_modules(state):
+    return list(_runtime(state)["modules"])
+
+
+def load_module(state, name, root=None):
+    """``modprobe NAME``: load it and its dependencies; False when no such module exists on disk."""
+    name = name.replace("-", "_")
+    if name not in MODULE_DEPS or (name == "mlx_compat" and not ofed_modules_on_disk(state, root)):
+        return False
+    rt = _runtime(state)
+    rt["modules"] = sorted(set(rt["modules"]) | set(with_dependencies([name])))
+    return True
+
+
+def module_holders(state, name):
+    """Loaded modules that depend on ``name`` (its refcnt; ``modprobe -r`` refuses while there are any)."""
+    return sorted(m for m in loaded_modules(state) if name in MODULE_DEPS.get(m, ()))
+
+
+def unload_module(state, name):
+    """``modprobe -r NAME``: EBUSY while another loaded module uses it; a module not loaded is a no-op."""
+    name = name.replace("-", "_")
+    rt = _runtime(state)
+    if name not in rt["modules"]:
+        return
+    if module_holders(state, name):
+        raise _oserror(errno.EBUSY)
+    rt["modules"] = [m for m in rt["modules"] if m != name]
 
 
 def boot_netns_mode(state, root=None):
@@ -910,7 +1005,8 @@ def set_mst_started(state, value):
 def summary(state):
     """``fabricsim show``: the state with the derived view of every function."""
     out = {"hostname": state.get("hostname"), "tools": state.get("tools"), "kernel": state.get("kernel"),
-           "netns_mode": netns_mode(state), "mst_started": mst_started(state), "adapters": [], "functions": []}
+           "netns_mode": netns_mode(state), "mst_started": mst_started(state), "modules": loaded_modules(state),
+           "adapters": [], "functions": []}
     for ad in state.get("adapters", []):
         model = catalog.get_model(ad["model"])
         params = {}

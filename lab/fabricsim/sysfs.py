@@ -37,7 +37,6 @@ KERNEL_PHYS_STATES = {1: "Sleep", 2: "Polling", 3: "Disabled", 4: "PortConfigura
 PCIE_LINK = {"ConnectX-4 VPI": ("8.0 GT/s PCIe", 16), "ConnectX-4 Lx EN": ("8.0 GT/s PCIe", 8),
              "ConnectX-5 VPI": ("8.0 GT/s PCIe", 16), "ConnectX-6 VPI": ("16.0 GT/s PCIe", 16),
              "ConnectX-7": ("32.0 GT/s PCIe", 16), "BlueField-2": ("16.0 GT/s PCIe", 16)}
-MODULES = ("mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "ib_umad", "ib_ipoib", "rdma_cm")
 _BDF_COMPONENT = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
@@ -147,11 +146,14 @@ def _build(state):
         t.file("%s/%s" % (drv, name), "", True)
     t.file(drv + "/uevent", "", True)
     t.link(drv + "/module", _rel(drv, "/module/mlx5_core"))
-    for mod in MODULES:
+    # Loaded modules only (state.BOOT_MODULES at power-on, then modprobe and modules-load.d).
+    loaded = sim_state.loaded_modules(state)
+    for mod in loaded:
         t.file("/module/%s/initstate" % mod, "live\n")
-        t.file("/module/%s/refcnt" % mod, "0\n")
+        t.file("/module/%s/refcnt" % mod, "%d\n" % len(sim_state.module_holders(state, mod)))
     t.link("/module/mlx5_core/drivers/pci:mlx5_core", _rel("/module/mlx5_core/drivers", drv))
-    t.file("/module/ib_core/parameters/netns_mode", "Y\n" if sim_state.netns_mode(state) == "shared" else "N\n")
+    if "ib_core" in loaded:
+        t.file("/module/ib_core/parameters/netns_mode", "Y\n" if sim_state.netns_mode(state) == "shared" else "N\n")
     t.file("/class/infiniband_mad/abi_version", "5\n")
     t.file("/class/infiniband_verbs/abi_version", "6\n")
     level = sim_state.lockdown(state)
@@ -306,6 +308,8 @@ def _netdev(t, state, f, dev):
         t.file(net + "/pkey", "0xffff\n")
         t.file(net + "/mode", "datagram\n", True)
         t.file(net + "/umcast", "0\n", True)
+        t.file(net + "/create_child", "", True)
+        t.file(net + "/delete_child", "", True)
     else:
         t.file(net + "/type", "1\n")
         t.file(net + "/addr_len", "6\n")
@@ -436,6 +440,8 @@ def write(state, path, data):
         sim_state.set_node_desc(state, bdf, text)
     elif "/sriov/" in canon and name in ("node", "port", "policy"):
         _write_ofed_sriov(state, canon, name, text)
+    elif name in ("create_child", "delete_child") and "/net/" in canon:
+        _write_ipoib_child(state, canon, name, text)
     # Other writable attributes (enable, uevent, mtu, new_id ...) are accepted and not modelled.
 
 
@@ -456,3 +462,21 @@ def _write_ofed_sriov(state, canon, name, text):
         sim_state.set_vf_guid(state, vbdf, node_guid=guid)
     else:
         sim_state.set_vf_guid(state, vbdf, port_guid=guid)
+
+
+def _write_ipoib_child(state, canon, name, text):
+    """ipoib's create_child/delete_child: a PKey (the full-membership bit 0x8000 is always set) names the child
+    ``<parent>.<pkey 4 hex>``. With ``kernel.ipoib_standin`` a real ifb of that name is made or removed;
+    otherwise the write is accepted and not modelled."""
+    pkey = _kstrtoint(text)
+    if pkey in (0, 0x8000):
+        raise _oserror(errno.EINVAL)
+    child = "%s.%04x" % (posixpath.basename(posixpath.dirname(canon)), pkey | 0x8000)
+    if not state.get("kernel", {}).get("ipoib_standin"):
+        return
+    from fabricsim import iproute  # pylint: disable=import-outside-toplevel
+
+    exists = iproute.real_netdev(child)
+    if (name == "create_child") == exists:
+        raise _oserror(errno.EEXIST if exists else errno.ENODEV)
+    iproute.standin_link(child, name == "create_child")
