@@ -47,6 +47,20 @@ if [ "${vm}" = false ] && [ -z "${FABRIC_LAB_IMAGE:-}" ]; then
     info "FABRIC_LAB_IMAGE=${FABRIC_LAB_IMAGE}"
 fi
 
+# The Debian 13 node image, only when a scenario to run names it (FABRIC_LAB_IMAGE_TRIXIE).
+if [ "${vm}" = false ] && [ -z "${FABRIC_LAB_IMAGE_TRIXIE:-}" ]; then
+    for s in "${scenarios[@]}"; do
+        grep -q 'FABRIC_LAB_IMAGE_TRIXIE' "molecule/${s}/molecule.yml" 2>/dev/null || continue
+        header "molecule: lab node image (trixie)"
+        image_out="$(python lab/labctl.py image --suite trixie | tee /dev/stderr)" || die "lab/labctl.py image --suite trixie failed"
+        FABRIC_LAB_IMAGE_TRIXIE="$(printf '%s\n' "${image_out}" | grep -v '^lab: ' | grep -v '^[[:space:]]*$' | tail -n 1)"
+        [ -n "${FABRIC_LAB_IMAGE_TRIXIE}" ] || die "lab/labctl.py image --suite trixie printed no image name"
+        export FABRIC_LAB_IMAGE_TRIXIE
+        info "FABRIC_LAB_IMAGE_TRIXIE=${FABRIC_LAB_IMAGE_TRIXIE}"
+        break
+    done
+fi
+
 summary=()
 for s in "${scenarios[@]}"; do
     header "molecule: test -s ${s}"
