@@ -1,0 +1,96 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.fabric.infiniband.plugins.filter.ipoib_duplicate_addresses import ipoib_duplicate_addresses
+from ansible_collections.fabric.infiniband.plugins.filter.ipoib_plan import ipoib_plan
+
+
+def _hca(model="ConnectX-6", link_layer="InfiniBand", netdev=True):
+    hcas = []
+    for pci, rdma, name in (("0000:3b:00.0", "mlx5_0", "ibp59s0f0"), ("0000:3b:00.1", "mlx5_1", "ibp59s0f1")):
+        hcas.append({"pci_address": pci, "rdma_device": rdma, "model": model,
+                     "ports": [{"port": 1, "link_layer": link_layer, "netdev": name if netdev else None}]})
+    return {"hcas": hcas}
+
+
+def test_resolves_ports_names_children_and_publishes_the_fact():
+    plan = ipoib_plan(_hca(), [{"device": "3b:00.0", "mtu": 4092, "addresses": ["10.10.0.5/24", "FD10::5/64"],
+                                "children": [{"pkey": "0x0001", "addresses": ["10.20.0.5/24"]}, {"pkey": 0x7ffe}]},
+                               {"device": "mlx5_1"}])
+    first = plan[0]
+    assert (first["netdev"], first["mtu"], first["mode"]) == ("ibp59s0f0", 4092, "datagram")
+    assert first["addresses"] == ["10.10.0.5/24", "fd10::5/64"]
+    assert (first["ipv4"], first["ipv6"]) == (["10.10.0.5/24"], ["fd10::5/64"])
+    assert [(c["pkey"], c["name"], c["mtu"]) for c in first["children"]] == [
+        ("0x8001", "ibp59s0f0.8001", 4092), ("0xfffe", "ibp59s0f0.fffe", 4092)]
+    assert first["fact"] == {"pci_address": "0000:3b:00.0", "rdma_device": "mlx5_0", "port": 1, "netdev": "ibp59s0f0",
+                             "addresses": ["10.10.0.5/24", "fd10::5/64"],
+                             "children": [{"pkey": "0x8001", "name": "ibp59s0f0.8001"},
+                                          {"pkey": "0xfffe", "name": "ibp59s0f0.fffe"}]}
+    assert (plan[1]["netdev"], plan[1]["mtu"], plan[1]["addresses"]) == ("ibp59s0f1", 2044, [])
+
+
+def test_connected_mode_on_connectx3():
+    plan = ipoib_plan(_hca("ConnectX-3"), [{"device": "mlx5_0", "mode": "connected", "mtu": 65520}])
+    assert (plan[0]["mode"], plan[0]["mtu"]) == ("connected", 65520)
+
+
+@pytest.mark.parametrize("hca,config,says", [
+    (_hca(), [{"device": "0000:99:00.0"}], "ipoib_config[0]: 0000:99:00.0 port 1 is not a port of this host"),
+    (_hca(), [{"device": "mlx5_0", "port": 2}], "mlx5_0 port 2 is not a port of this host"),
+    (_hca(), [{"port": 1}], "ipoib_config[0] needs device"),
+    (_hca(), [{"device": "mlx5_0", "vlan": 3}], "unknown keys vlan"),
+    (_hca(link_layer="Ethernet"), [{"device": "mlx5_0"}], "is Ethernet, not InfiniBand"),
+    (_hca(netdev=False), [{"device": "mlx5_0"}], "has no netdev"),
+    (_hca(), [{"device": "mlx5_0"}, {"device": "0000:3b:00.0"}], "selects ibp59s0f0, which ipoib_config[0] selects"),
+    (_hca(), [{"device": "mlx5_0", "mode": "fast"}], "mode 'fast' must be one of: datagram, connected"),
+    (_hca(), [{"device": "mlx5_0", "mode": "connected"}], "(ConnectX-6) only does enhanced IPoIB"),
+    (_hca("ConnectX-4"), [{"device": "mlx5_0", "mode": "connected"}], "only does enhanced IPoIB"),
+    (_hca(), [{"device": "mlx5_0", "mtu": 4093}], "mtu 4093 is out of range: the datagram mode allows at most 4092"),
+    (_hca("ConnectX-3"), [{"device": "mlx5_0", "mode": "connected", "mtu": 65521}], "connected mode allows at most 65520"),
+    (_hca(), [{"device": "mlx5_0", "mtu": 1000}], "and at least 1280"),
+    (_hca(), [{"device": "mlx5_0", "mtu": "big"}], "mtu 'big' is not a number"),
+    (_hca(), [{"device": "mlx5_0", "children": [{"pkey": "0x8001"}]}], "pkey 0x8001 is out of range: give 0x0001 to 0x7ffe"),
+    (_hca(), [{"device": "mlx5_0", "children": [{"pkey": "0x7fff"}]}], "pkey 0x7fff is out of range"),
+    (_hca(), [{"device": "mlx5_0", "children": [{"pkey": 0}]}], "pkey 0 is out of range"),
+    (_hca(), [{"device": "mlx5_0", "children": [{"pkey": 1}, {"pkey": "0x1"}]}], "PKey 0x8001 is given twice"),
+    (_hca(), [{"device": "mlx5_0", "children": [{}]}], "children[0] needs pkey"),
+    (_hca(), [{"device": "mlx5_0", "mtu": 2044, "children": [{"pkey": 1, "mtu": 4092}]}], "its parent's MTU is 2044"),
+    (_hca(), [{"device": "mlx5_0", "addresses": "10.0.0.1/24"}], "addresses must be a list"),
+    (_hca(), [{"device": "mlx5_0", "addresses": ["10.0.0.1"]}], "has no prefix length"),
+    (_hca(), [{"device": "mlx5_0", "addresses": ["10.0.0.300/24"]}], "is not an IPv4 or IPv6 address"),
+    (_hca(), [{"device": "mlx5_0", "addresses": ["10.0.0.0/24"]}], "is the network or broadcast address"),
+    (_hca(), [{"device": "mlx5_0", "addresses": ["fe80::1/64"]}], "link-local"),
+    (_hca(), [{"device": "mlx5_0", "addresses": ["10.10.0.5/24"]}, {"device": "mlx5_1", "addresses": ["10.10.7.5/16"]}],
+     "overlapping subnets: 10.10.7.5/16 (ibp59s0f1) and 10.10.0.5/24 (ibp59s0f0)"),
+    (_hca(), [{"device": "mlx5_0", "addresses": ["fd10::5/64"], "children": [{"pkey": 1, "addresses": ["fd10::6/64"]}]}],
+     "overlapping subnets: fd10::6/64 (ibp59s0f0.8001)"),
+    ({"changed": False}, [], "expects the registered result of fabric.infiniband.hca_info"),
+])
+def test_bad_input_names_the_variable(hca, config, says):
+    with pytest.raises(AnsibleFilterError) as err:
+        ipoib_plan(hca, config)
+    assert says in str(err.value)
+
+
+def test_same_address_twice_is_left_to_the_play_wide_check():
+    plan = ipoib_plan(_hca(), [{"device": "mlx5_0", "addresses": ["10.30.0.5/24"]},
+                               {"device": "mlx5_1", "addresses": ["10.30.0.5/24"]}])
+    assert ipoib_duplicate_addresses({"node01": plan}) == ["10.30.0.5 on node01/ibp59s0f0, node01/ibp59s0f1"]
+
+
+def test_duplicates_across_hosts_ignore_the_prefix_length():
+    a = ipoib_plan(_hca(), [{"device": "mlx5_0", "addresses": ["10.10.0.5/24"],
+                             "children": [{"pkey": 1, "addresses": ["10.20.0.5/24"]}]}])
+    b = ipoib_plan(_hca(), [{"device": "mlx5_0", "addresses": ["10.10.0.6/24"],
+                             "children": [{"pkey": 1, "addresses": ["10.20.0.5/16"]}]}])
+    assert ipoib_duplicate_addresses({"node02": b, "node01": a}) == [
+        "10.20.0.5 on node01/ibp59s0f0.8001, node02/ibp59s0f0.8001"]
+    assert ipoib_duplicate_addresses({"node01": a, "node02": []}) == []
