@@ -1,0 +1,275 @@
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: k8s_network_nads
+short_description: Check the RDMA networks of the inventory and make their NetworkAttachmentDefinitions
+version_added: 0.1.0
+author: fabric.infiniband developers
+description:
+  - Takes the list of networks of the role M(fabric.infiniband.k8s_network#role) (C(k8s_network_networks)) and returns one
+    C(k8s.cni.cncf.io/v1) NetworkAttachmentDefinition per network, C(ipoib) or C(ib-sriov), each with whereabouts IPAM.
+  - Fails, naming the network and the key, on anything that cannot work, before anything is sent to the cluster. Addresses
+    are checked with netaddr. V(range) must be a network in CIDR form (no host bits); V(gateway), V(range_start),
+    V(range_end) and every V(exclude) must lie inside it; the ranges of two networks must not overlap unless both set
+    V(allow_overlap).
+  - Refuses combinations of device plugin and RDMA network namespace mode that cannot work, as the plugins do at run time
+    on the nodes, here before any pod fails. The RDMA shared device plugin needs the shared mode; V(rdma_isolation) of
+    ib-sriov-cni needs the exclusive mode; an ib-sriov network needs the SR-IOV network device plugin (its VF PCI address
+    comes from it).
+options:
+  _input:
+    description: The networks (see the role's argument specification, C(k8s_network_networks)).
+    type: list
+    elements: dict
+    required: true
+  namespace:
+    description: The namespace of networks that name none.
+    type: str
+    default: default
+  device_plugin:
+    description: The device plugin of the cluster.
+    type: str
+    choices: [sriov, rdma_shared, none]
+    default: sriov
+  rdma_netns:
+    description: The RDMA network namespace mode of the nodes (the C(rdma_netns) role), or V(unknown).
+    type: str
+    choices: [exclusive, shared, unknown]
+    default: unknown
+  resource_names:
+    description: The resource names the device plugin offers (C(<prefix>/<name>)); when not empty, an ib-sriov network must use one.
+    type: list
+    elements: str
+  whereabouts_kubeconfig:
+    description: The kubeconfig whereabouts reads on the nodes.
+    type: str
+    default: /etc/cni/net.d/whereabouts.d/whereabouts.kubeconfig
+  labels:
+    description: Labels given to every NetworkAttachmentDefinition.
+    type: dict
+"""
+
+EXAMPLES = r"""
+- name: Make the NetworkAttachmentDefinitions
+  ansible.builtin.set_fact:
+    nads: "{{ k8s_network_networks | fabric.infiniband.k8s_network_nads(device_plugin='sriov', rdma_netns='exclusive') }}"
+"""
+
+RETURN = r"""
+_value:
+  description: One NetworkAttachmentDefinition per network, in the order given; C(spec.config) is a JSON string.
+  type: list
+  elements: dict
+"""
+
+import json
+import re
+
+from ansible.errors import AnsibleFilterError
+
+try:
+    import netaddr
+except ImportError:  # pragma: no cover - reported when the filter runs
+    netaddr = None
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_RESOURCE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_NETDEV = re.compile(r"^[^\s/:]{1,15}$")
+_COMMON = ("name", "namespace", "type", "ipam", "allow_overlap")
+_KEYS = {
+    "ipoib": _COMMON + ("master", "pkey", "mtu"),
+    "ib-sriov": _COMMON + ("resource_name", "pkey", "link_state", "rdma_isolation", "ib_kubernetes"),
+}
+_IPAM_KEYS = ("range", "range_start", "range_end", "exclude", "gateway", "routes", "enable_overlapping_ranges")
+
+
+def _fail(net, msg):
+    raise AnsibleFilterError("k8s_network_networks: network %r: %s" % (net, msg))
+
+
+def _pkey(net, value):
+    """0x0001-0x7ffe as an int; the full-membership bit (0x8000) is the SM's and the kernel's business."""
+    try:
+        number = int(value, 16) if isinstance(value, str) else int(value)
+    except (TypeError, ValueError):
+        _fail(net, "pkey %r is not a number (give 0x0001 to 0x7ffe)" % (value,))
+    if isinstance(value, bool) or not 0x0001 <= number <= 0x7FFE:
+        _fail(net, "pkey %r is out of range (0x0001 to 0x7ffe, without the full-membership bit 0x8000)" % (value,))
+    return number
+
+
+def _address(net, key, text):
+    try:
+        return netaddr.IPAddress(str(text))
+    except (netaddr.AddrFormatError, ValueError, TypeError):
+        _fail(net, "ipam.%s %r is not an IP address" % (key, text))
+
+
+def _ipam(net, ipam, kubeconfig):
+    if not isinstance(ipam, dict) or "range" not in ipam:
+        _fail(net, "ipam.range is required (a CIDR such as 10.56.0.0/16)")
+    unknown = sorted(set(ipam) - set(_IPAM_KEYS))
+    if unknown:
+        _fail(net, "unknown ipam keys %s (known: %s)" % (", ".join(unknown), ", ".join(_IPAM_KEYS)))
+    text = str(ipam["range"])
+    try:
+        if "/" not in text:
+            raise ValueError
+        network = netaddr.IPNetwork(text)
+    except (netaddr.AddrFormatError, ValueError, TypeError):
+        _fail(net, "ipam.range %r is not a CIDR" % (text,))
+    if network.ip != network.network:
+        _fail(net, "ipam.range %s has host bits set (the network is %s)" % (text, network.cidr))
+    if network.size < 4 and network.version == 4:
+        _fail(net, "ipam.range %s leaves no address for pods" % text)
+    out = {"type": "whereabouts", "datastore": "kubernetes", "kubernetes": {"kubeconfig": kubeconfig}, "range": str(network.cidr)}
+    bounds = {}
+    for key in ("range_start", "range_end", "gateway"):
+        if ipam.get(key) is None:
+            continue
+        address = _address(net, key, ipam[key])
+        if address not in network:
+            _fail(net, "ipam.%s %s is outside the range %s" % (key, address, network.cidr))
+        bounds[key] = address
+        out[key] = str(address)
+    if "range_start" in bounds and "range_end" in bounds and bounds["range_start"] > bounds["range_end"]:
+        _fail(net, "ipam.range_start %s is after ipam.range_end %s" % (bounds["range_start"], bounds["range_end"]))
+    excludes = []
+    for item in ipam.get("exclude") or []:
+        try:
+            # a bare address excludes that one address
+            excluded = netaddr.IPNetwork(str(item) if "/" in str(item) else "%s/%d" % (item, 32 if network.version == 4 else 128))
+        except (netaddr.AddrFormatError, ValueError, TypeError):
+            _fail(net, "ipam.exclude %r is not a CIDR" % (item,))
+        if excluded.ip != excluded.network:
+            _fail(net, "ipam.exclude %s has host bits set" % (item,))
+        if excluded not in network:
+            _fail(net, "ipam.exclude %s is outside the range %s" % (item, network.cidr))
+        excludes.append(str(excluded.cidr))
+    if excludes:
+        out["exclude"] = excludes
+    routes = []
+    for route in ipam.get("routes") or []:
+        if not isinstance(route, dict) or "dst" not in route:
+            _fail(net, "ipam.routes entries need dst (a CIDR), got %r" % (route,))
+        try:
+            dst = netaddr.IPNetwork(str(route["dst"]))
+        except (netaddr.AddrFormatError, ValueError, TypeError):
+            _fail(net, "ipam.routes dst %r is not a CIDR" % (route["dst"],))
+        if dst.version != network.version:
+            _fail(net, "ipam.routes dst %s is not of the range's IP version" % dst)
+        entry = {"dst": str(dst.cidr)}
+        if route.get("gw") is not None:
+            gw = _address(net, "routes.gw", route["gw"])
+            if gw not in network:
+                _fail(net, "ipam.routes gw %s is outside the range %s" % (gw, network.cidr))
+            entry["gw"] = str(gw)
+        routes.append(entry)
+    if routes:
+        out["routes"] = routes
+    if ipam.get("enable_overlapping_ranges") is not None:
+        out["enable_overlapping_ranges"] = bool(ipam["enable_overlapping_ranges"])
+    return network, out
+
+
+def _config(net, kind, ipam, device_plugin, rdma_netns, resource_names):
+    config = {"cniVersion": "0.3.1", "name": net["name"], "type": kind}
+    annotations = {}
+    if kind == "ipoib":
+        master = net.get("master")
+        if not master or not _NETDEV.match(str(master)):
+            _fail(net["name"], "master %r is not a netdev name (the host IPoIB interface, e.g. ibp59s0f0)" % (master,))
+        master = str(master)
+        if net.get("pkey") is not None:
+            # ipoib-cni takes the PKey of its master: a partition other than the default needs the host's PKey child.
+            if "." in master:
+                _fail(net["name"], "give either a PKey child as master (%s) or master and pkey, not both" % master)
+            master = "%s.%04x" % (master, _pkey(net["name"], net["pkey"]) | 0x8000)
+        config["master"] = master
+        if net.get("mtu") is not None:
+            mtu = net["mtu"]
+            if isinstance(mtu, bool) or not isinstance(mtu, int) or not 1280 <= mtu <= 65520:
+                _fail(net["name"], "mtu %r is out of range (1280 to 65520, at most the master's)" % (mtu,))
+            config["mtu"] = mtu
+    else:
+        if device_plugin != "sriov":
+            _fail(net["name"], "an ib-sriov network needs the SR-IOV network device plugin (k8s_network_device_plugin: sriov), "
+                  "which gives it its VF; the device plugin is %s" % device_plugin)
+        resource = net.get("resource_name")
+        if not resource or not _RESOURCE.match(str(resource)):
+            _fail(net["name"], "resource_name %r is not <prefix>/<name> (e.g. mellanox.com/mlnx_sriov_rdma_ib)" % (resource,))
+        if resource_names and resource not in resource_names:
+            _fail(net["name"], "resource_name %s is not offered by the device plugin (k8s_network_resource_names: %s)"
+                  % (resource, ", ".join(resource_names)))
+        annotations["k8s.v1.cni.cncf.io/resourceName"] = resource
+        if net.get("pkey") is not None:
+            config["pkey"] = "0x%04x" % _pkey(net["name"], net["pkey"])
+        link_state = net.get("link_state", "enable")
+        if link_state not in ("auto", "enable", "disable"):
+            _fail(net["name"], "link_state %r is not auto, enable or disable" % (link_state,))
+        config["link_state"] = link_state
+        isolation = bool(net.get("rdma_isolation", False))
+        if isolation and rdma_netns == "shared":
+            _fail(net["name"], "rdma_isolation needs the RDMA network namespace mode exclusive, the nodes are shared "
+                  "(ib-sriov-cni refuses it at pod start; run the rdma_netns role with exclusive)")
+        config["rdmaIsolation"] = isolation
+        config["ibKubernetesEnabled"] = bool(net.get("ib_kubernetes", False))
+    config["ipam"] = ipam
+    return config, annotations
+
+
+def k8s_network_nads(networks, namespace="default", device_plugin="sriov", rdma_netns="unknown", resource_names=None,
+                     whereabouts_kubeconfig="/etc/cni/net.d/whereabouts.d/whereabouts.kubeconfig", labels=None):
+    if netaddr is None:
+        raise AnsibleFilterError("k8s_network_nads needs the Python library netaddr on the controller")
+    if device_plugin not in ("sriov", "rdma_shared", "none"):
+        raise AnsibleFilterError("k8s_network_device_plugin %r is not sriov, rdma_shared or none" % (device_plugin,))
+    if rdma_netns not in ("exclusive", "shared", "unknown"):
+        raise AnsibleFilterError("k8s_network_rdma_netns %r is not exclusive, shared or unknown" % (rdma_netns,))
+    if device_plugin == "rdma_shared" and rdma_netns == "exclusive":
+        raise AnsibleFilterError("the RDMA shared device plugin needs the RDMA network namespace mode shared, the nodes are "
+                                 "exclusive (it exits with 'incorrect RDMA subsystem network namespace'); use the SR-IOV "
+                                 "network device plugin, or the shared mode")
+    nads, seen, ranges = [], set(), []
+    for net in networks or []:
+        if not isinstance(net, dict):
+            raise AnsibleFilterError("k8s_network_networks: every entry is a dict, got %r" % (net,))
+        name = net.get("name")
+        if not isinstance(name, str) or not _DNS_LABEL.match(name) or len(name) > 63:
+            raise AnsibleFilterError("k8s_network_networks: name %r is not a DNS label (lower case, digits, '-')" % (name,))
+        kind = net.get("type")
+        if kind not in _KEYS:
+            _fail(name, "type %r is not ipoib or ib-sriov" % (kind,))
+        unknown = sorted(set(net) - set(_KEYS[kind]))
+        if unknown:
+            _fail(name, "unknown keys %s for type %s (known: %s)" % (", ".join(unknown), kind, ", ".join(_KEYS[kind])))
+        ns = net.get("namespace") or namespace
+        if not _DNS_LABEL.match(str(ns)):
+            _fail(name, "namespace %r is not a DNS label" % (ns,))
+        if (ns, name) in seen:
+            _fail(name, "defined twice in namespace %s" % ns)
+        seen.add((ns, name))
+        network, ipam = _ipam(name, net.get("ipam"), whereabouts_kubeconfig)
+        allow = bool(net.get("allow_overlap", False))
+        for other, other_net, other_allow in ranges:
+            if network.version == other_net.version and network.first <= other_net.last and other_net.first <= network.last:
+                if not (allow and other_allow):
+                    _fail(name, "ipam.range %s overlaps %s of network %r (set allow_overlap on both to allow it)"
+                          % (network.cidr, other_net.cidr, other))
+        ranges.append((name, network, allow))
+        config, annotations = _config(net, kind, ipam, device_plugin, rdma_netns, resource_names or [])
+        metadata = {"name": name, "namespace": ns, "labels": dict(labels or {})}
+        if annotations:
+            metadata["annotations"] = annotations
+        nads.append({"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition", "metadata": metadata,
+                     "spec": {"config": json.dumps(config, sort_keys=True)}})
+    return nads
+
+
+class FilterModule:
+    def filters(self):
+        return {"k8s_network_nads": k8s_network_nads}

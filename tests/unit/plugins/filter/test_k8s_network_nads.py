@@ -1,0 +1,117 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.fabric.infiniband.plugins.filter.k8s_network_nads import k8s_network_nads
+
+LABELS = {"app.kubernetes.io/managed-by": "fabric.infiniband.k8s_network"}
+
+
+def _ipoib(name="ib-rail0", **extra):
+    net = {"name": name, "type": "ipoib", "master": "ibp59s0f0", "ipam": {"range": "10.56.0.0/16"}}
+    net.update(extra)
+    return net
+
+
+def _vf(name="ib-vf", **extra):
+    net = {"name": name, "type": "ib-sriov", "resource_name": "mellanox.com/mlnx_sriov_rdma_ib",
+           "ipam": {"range": "10.57.0.0/16"}}
+    net.update(extra)
+    return net
+
+
+def test_ipoib_pkey_child_mtu_and_full_ipam():
+    nads = k8s_network_nads([_ipoib(pkey="0x0001", mtu=4092, namespace="hpc",
+                                    ipam={"range": "10.56.0.0/16", "range_start": "10.56.1.0", "range_end": "10.56.9.255",
+                                          "exclude": ["10.56.0.0/24", "10.56.255.255"], "gateway": "10.56.0.1",
+                                          "routes": [{"dst": "10.58.0.0/16", "gw": "10.56.0.1"}]})], labels=LABELS)
+    assert len(nads) == 1
+    nad = nads[0]
+    assert (nad["apiVersion"], nad["kind"]) == ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")
+    assert nad["metadata"] == {"name": "ib-rail0", "namespace": "hpc", "labels": LABELS}
+    config = json.loads(nad["spec"]["config"])
+    assert config == {
+        "cniVersion": "0.3.1", "name": "ib-rail0", "type": "ipoib", "master": "ibp59s0f0.8001", "mtu": 4092,
+        "ipam": {"type": "whereabouts", "datastore": "kubernetes",
+                 "kubernetes": {"kubeconfig": "/etc/cni/net.d/whereabouts.d/whereabouts.kubeconfig"},
+                 "range": "10.56.0.0/16", "range_start": "10.56.1.0", "range_end": "10.56.9.255",
+                 "exclude": ["10.56.0.0/24", "10.56.255.255/32"], "gateway": "10.56.0.1",
+                 "routes": [{"dst": "10.58.0.0/16", "gw": "10.56.0.1"}]},
+    }
+
+
+def test_ipoib_child_given_as_master_and_no_mtu():
+    config = json.loads(k8s_network_nads([_ipoib(master="ib0.8002")])[0]["spec"]["config"])
+    assert config["master"] == "ib0.8002" and "mtu" not in config
+
+
+def test_ib_sriov_defaults_and_annotation():
+    nad = k8s_network_nads([_vf(pkey=5, rdma_isolation=True)], rdma_netns="exclusive",
+                           resource_names=["mellanox.com/mlnx_sriov_rdma_ib"])[0]
+    assert nad["metadata"]["namespace"] == "default"
+    assert nad["metadata"]["annotations"] == {"k8s.v1.cni.cncf.io/resourceName": "mellanox.com/mlnx_sriov_rdma_ib"}
+    config = json.loads(nad["spec"]["config"])
+    assert {k: config[k] for k in ("type", "pkey", "link_state", "rdmaIsolation", "ibKubernetesEnabled")} == {
+        "type": "ib-sriov", "pkey": "0x0005", "link_state": "enable", "rdmaIsolation": True, "ibKubernetesEnabled": False}
+    assert config["ipam"]["range"] == "10.57.0.0/16"
+
+
+def test_ipv6_range_and_overlap_allowed_on_both():
+    nads = k8s_network_nads([_ipoib(ipam={"range": "fd10::/64", "gateway": "fd10::1"}),
+                             _ipoib("ib-rail1", allow_overlap=True, ipam={"range": "10.56.0.0/16"}),
+                             _vf(allow_overlap=True, ipam={"range": "10.56.128.0/17"})])
+    assert [json.loads(n["spec"]["config"])["ipam"]["range"] for n in nads] == ["fd10::/64", "10.56.0.0/16", "10.56.128.0/17"]
+
+
+def test_nothing_to_do():
+    assert k8s_network_nads([]) == [] and k8s_network_nads(None) == []
+
+
+BAD = [
+    ("overlapping ranges", [_ipoib(), _vf(ipam={"range": "10.56.4.0/24"})], {}, "overlaps 10.56.0.0/16"),
+    ("overlap allowed on one side only", [_ipoib(allow_overlap=True), _vf(ipam={"range": "10.56.4.0/24"})], {}, "overlaps"),
+    ("invalid CIDR", [_ipoib(ipam={"range": "10.56.0.300/16"})], {}, "is not a CIDR"),
+    ("range without prefix", [_ipoib(ipam={"range": "10.56.0.0"})], {}, "is not a CIDR"),
+    ("range with host bits", [_ipoib(ipam={"range": "10.56.0.7/16"})], {}, "has host bits set"),
+    ("gateway outside", [_ipoib(ipam={"range": "10.56.0.0/16", "gateway": "10.57.0.1"})], {}, "gateway 10.57.0.1 is outside"),
+    ("exclude outside", [_ipoib(ipam={"range": "10.56.0.0/16", "exclude": ["10.0.0.0/8"]})], {}, "exclude 10.0.0.0/8 is outside"),
+    ("range_start after range_end", [_ipoib(ipam={"range": "10.56.0.0/16", "range_start": "10.56.9.0", "range_end": "10.56.1.0"})],
+     {}, "is after"),
+    ("route gateway outside", [_ipoib(ipam={"range": "10.56.0.0/16", "routes": [{"dst": "0.0.0.0/0", "gw": "10.1.0.1"}]})],
+     {}, "gw 10.1.0.1 is outside"),
+    ("missing range", [_ipoib(ipam={"gateway": "10.56.0.1"})], {}, "ipam.range is required"),
+    ("unknown ipam key", [_ipoib(ipam={"range": "10.56.0.0/16", "subnet": "10.56.0.0/16"})], {}, "unknown ipam keys subnet"),
+    ("pkey out of range", [_vf(pkey="0x8001")], {}, "out of range"),
+    ("pkey zero", [_ipoib(pkey=0)], {}, "out of range"),
+    ("pkey not a number", [_vf(pkey="full")], {}, "is not a number"),
+    ("ipoib master and child both", [_ipoib(master="ib0.8001", pkey=2)], {}, "not both"),
+    ("ipoib without master", [{"name": "x", "type": "ipoib", "ipam": {"range": "10.1.0.0/24"}}], {}, "master None"),
+    ("ipoib mtu too large", [_ipoib(mtu=70000)], {}, "mtu 70000 is out of range"),
+    ("unknown resource name", [_vf(resource_name="nvidia.com/other")], {"resource_names": ["mellanox.com/mlnx_sriov_rdma_ib"]},
+     "not offered by the device plugin"),
+    ("malformed resource name", [_vf(resource_name="mlnx_sriov_rdma_ib")], {}, "is not <prefix>/<name>"),
+    ("rdmaIsolation with shared netns", [_vf(rdma_isolation=True)], {"rdma_netns": "shared"}, "needs the RDMA network namespace mode exclusive"),
+    ("shared device plugin with exclusive netns", [_ipoib()], {"device_plugin": "rdma_shared", "rdma_netns": "exclusive"},
+     "shared device plugin needs the RDMA network namespace mode shared"),
+    ("ib-sriov without the SR-IOV device plugin", [_vf()], {"device_plugin": "rdma_shared"}, "needs the SR-IOV network device plugin"),
+    ("bad link state", [_vf(link_state="up")], {}, "link_state 'up'"),
+    ("key of the other type", [_ipoib(rdma_isolation=True)], {}, "unknown keys rdma_isolation"),
+    ("unknown type", [_ipoib(type="macvlan")], {}, "type 'macvlan'"),
+    ("name not a DNS label", [_ipoib(name="IB_Rail")], {}, "is not a DNS label"),
+    ("defined twice", [_ipoib(), _ipoib(ipam={"range": "10.9.0.0/16"})], {}, "defined twice"),
+]
+
+
+@pytest.mark.parametrize("networks, options, says", [case[1:] for case in BAD], ids=[case[0] for case in BAD])
+def test_bad_input_is_refused(networks, options, says):
+    with pytest.raises(AnsibleFilterError, match=None) as caught:
+        k8s_network_nads(networks, **options)
+    assert says in str(caught.value)
