@@ -51,6 +51,15 @@ options:
   labels:
     description: Labels given to every NetworkAttachmentDefinition.
     type: dict
+  nodes:
+    description:
+      - What the node roles published for the InfiniBand nodes, by inventory host name, each a dict with C(rdma_netns_mode)
+        (the node's RDMA netns mode or V(null)), C(ipoib_interfaces) (the ipoib role's fact or V(null)) and C(sriov_state)
+        (the sriov role's fact or V(null)). V(null) values are not checked.
+      - With O(rdma_netns=unknown) the nodes' common mode is used; nodes that disagree with each other, or with an
+        O(rdma_netns) given, are refused. An ipoib network's master must exist on every node that published
+        C(ipoib_interfaces); an ib-sriov network needs a node with VFs when some node published C(sriov_state).
+    type: dict
 """
 
 EXAMPLES = r"""
@@ -176,7 +185,56 @@ def _ipam(net, ipam, kubeconfig):
     return network, out
 
 
-def _config(net, kind, ipam, device_plugin, rdma_netns, resource_names):
+def _node_mode(rdma_netns, nodes):
+    """The nodes' RDMA netns mode, checked against the one given."""
+    modes = {}
+    for host, facts in sorted((nodes or {}).items()):
+        mode = (facts or {}).get("rdma_netns_mode")
+        if mode is not None:
+            modes.setdefault(str(mode), []).append(host)
+    if len(modes) > 1:
+        raise AnsibleFilterError("k8s_network_nodes: the nodes' RDMA network namespace modes differ (%s); pods of one "
+                                 "network land on any of them, so they must agree (rdma_netns_mode)"
+                                 % "; ".join("%s: %s" % (m, ", ".join(h)) for m, h in sorted(modes.items())))
+    if not modes:
+        return rdma_netns
+    mode, hosts = next(iter(modes.items()))
+    if mode not in ("exclusive", "shared"):
+        raise AnsibleFilterError("k8s_network_nodes: rdma_netns_mode %r of %s is not exclusive or shared" % (mode, ", ".join(hosts)))
+    if rdma_netns != "unknown" and mode != rdma_netns:
+        raise AnsibleFilterError("k8s_network_rdma_netns is %s but the nodes are %s (rdma_netns_mode of %s); set "
+                                 "k8s_network_rdma_netns to %s or unknown, or change the nodes" % (rdma_netns, mode, ", ".join(hosts), mode))
+    return mode
+
+
+def _check_master(name, master, nodes):
+    """The master netdev (or PKey child) on every node that published its IPoIB interfaces."""
+    missing, known = [], set()
+    for host, facts in sorted((nodes or {}).items()):
+        interfaces = (facts or {}).get("ipoib_interfaces")
+        if interfaces is None:
+            continue
+        names = set()
+        for item in interfaces:
+            names.add(item.get("netdev"))
+            names.update(child.get("name") for child in item.get("children") or [])
+        known |= names
+        if master not in names:
+            missing.append(host)
+    if missing:
+        _fail(name, "master %s is not an IPoIB interface of %s (ipoib_interfaces; known: %s); add it to their ipoib_config"
+              % (master, ", ".join(missing), ", ".join(sorted(n for n in known if n)) or "none"))
+
+
+def _check_vfs(name, nodes):
+    published = [(host, facts.get("sriov_state")) for host, facts in sorted((nodes or {}).items())
+                 if (facts or {}).get("sriov_state") is not None]
+    if published and not any(int(pf.get("num_vfs") or 0) > 0 for _host, state in published for pf in state):
+        _fail(name, "no node has VFs (sriov_state of %s lists none); give the nodes sriov_pfs"
+              % ", ".join(host for host, _state in published))
+
+
+def _config(net, kind, ipam, device_plugin, rdma_netns, resource_names, nodes):
     config = {"cniVersion": "0.3.1", "name": net["name"], "type": kind}
     annotations = {}
     if kind == "ipoib":
@@ -189,6 +247,7 @@ def _config(net, kind, ipam, device_plugin, rdma_netns, resource_names):
             if "." in master:
                 _fail(net["name"], "give either a PKey child as master (%s) or master and pkey, not both" % master)
             master = "%s.%04x" % (master, _pkey(net["name"], net["pkey"]) | 0x8000)
+        _check_master(net["name"], master, nodes)
         config["master"] = master
         if net.get("mtu") is not None:
             mtu = net["mtu"]
@@ -205,6 +264,7 @@ def _config(net, kind, ipam, device_plugin, rdma_netns, resource_names):
         if resource_names and resource not in resource_names:
             _fail(net["name"], "resource_name %s is not offered by the device plugin (k8s_network_resource_names: %s)"
                   % (resource, ", ".join(resource_names)))
+        _check_vfs(net["name"], nodes)
         annotations["k8s.v1.cni.cncf.io/resourceName"] = resource
         if net.get("pkey") is not None:
             config["pkey"] = "0x%04x" % _pkey(net["name"], net["pkey"])
@@ -223,13 +283,14 @@ def _config(net, kind, ipam, device_plugin, rdma_netns, resource_names):
 
 
 def k8s_network_nads(networks, namespace="default", device_plugin="sriov", rdma_netns="unknown", resource_names=None,
-                     whereabouts_kubeconfig="/etc/cni/net.d/whereabouts.d/whereabouts.kubeconfig", labels=None):
+                     whereabouts_kubeconfig="/etc/cni/net.d/whereabouts.d/whereabouts.kubeconfig", labels=None, nodes=None):
     if netaddr is None:
         raise AnsibleFilterError("k8s_network_nads needs the Python library netaddr on the controller")
     if device_plugin not in ("sriov", "rdma_shared", "none"):
         raise AnsibleFilterError("k8s_network_device_plugin %r is not sriov, rdma_shared or none" % (device_plugin,))
     if rdma_netns not in ("exclusive", "shared", "unknown"):
         raise AnsibleFilterError("k8s_network_rdma_netns %r is not exclusive, shared or unknown" % (rdma_netns,))
+    rdma_netns = _node_mode(rdma_netns, nodes)
     if device_plugin == "rdma_shared" and rdma_netns == "exclusive":
         raise AnsibleFilterError("the RDMA shared device plugin needs the RDMA network namespace mode shared, the nodes are "
                                  "exclusive (it exits with 'incorrect RDMA subsystem network namespace'); use the SR-IOV "
@@ -261,7 +322,7 @@ def k8s_network_nads(networks, namespace="default", device_plugin="sriov", rdma_
                     _fail(name, "ipam.range %s overlaps %s of network %r (set allow_overlap on both to allow it)"
                           % (network.cidr, other_net.cidr, other))
         ranges.append((name, network, allow))
-        config, annotations = _config(net, kind, ipam, device_plugin, rdma_netns, resource_names or [])
+        config, annotations = _config(net, kind, ipam, device_plugin, rdma_netns, resource_names or [], nodes)
         metadata = {"name": name, "namespace": ns, "labels": dict(labels or {})}
         if annotations:
             metadata["annotations"] = annotations

@@ -16,6 +16,7 @@ import jinja2
 import pytest
 import yaml
 from ansible.plugins.filter.core import FilterModule as CoreFilters
+from ansible.plugins.filter.mathstuff import FilterModule as MathFilters
 
 ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles", "k8s_network")
 LABEL = ("app.kubernetes.io/managed-by", "fabric.infiniband.k8s_network")
@@ -25,6 +26,7 @@ def _env():
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(ROLE, "templates")), trim_blocks=True,
                              keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
     env.filters.update(CoreFilters().filters())
+    env.filters.update(MathFilters().filters())
     return env
 
 
@@ -46,7 +48,8 @@ def _render(name, **overrides):
 
 
 def _all(**overrides):
-    return _render("crds.yml.j2", **overrides) + _render("multus.yml.j2", **overrides) + _render("whereabouts.yml.j2", **overrides)
+    return (_render("crds.yml.j2", **overrides) + _render("multus.yml.j2", **overrides) + _render("whereabouts.yml.j2", **overrides)
+            + _render("cni.yml.j2", **overrides) + _render("device_plugin.yml.j2", **overrides))
 
 
 def test_every_object_has_kind_name_and_the_label():
@@ -60,6 +63,8 @@ def test_every_object_has_kind_name_and_the_label():
         ("ConfigMap", "multus-daemon-config"), ("DaemonSet", "kube-multus-ds"),
         ("ServiceAccount", "whereabouts"), ("ClusterRole", "whereabouts-cni"), ("ClusterRoleBinding", "whereabouts"),
         ("DaemonSet", "whereabouts"), ("Deployment", "whereabouts-reconciler"),
+        ("DaemonSet", "kube-ipoib-cni-ds"), ("DaemonSet", "kube-ib-sriov-cni-ds"),
+        ("ServiceAccount", "sriov-device-plugin"), ("ConfigMap", "sriovdp-config"), ("DaemonSet", "kube-sriov-device-plugin"),
     ]
     for obj in objects:
         assert obj["metadata"]["labels"][LABEL[0]] == LABEL[1], obj["metadata"]["name"]
@@ -138,10 +143,59 @@ def test_components_can_be_left_out(multus, whereabouts, kinds):
     assert {c["spec"]["names"]["kind"] for c in crds} == kinds
 
 
+def test_cni_daemonsets_copy_into_the_cni_directory():
+    objects = _render("cni.yml.j2", k8s_network_registry="mirror.example.net:5000", k8s_network_cni_bin_dir="/usr/libexec/cni",
+                      k8s_network_node_selector={"fabric.infiniband/ib": "true"})
+    images = {}
+    for ds in objects:
+        pod = ds["spec"]["template"]["spec"]
+        (container,) = pod["containers"]
+        images[ds["metadata"]["name"]] = container["image"]
+        assert container["volumeMounts"] == [{"name": "cnibin", "mountPath": "/host/opt/cni/bin"}]
+        assert pod["volumes"] == [{"name": "cnibin", "hostPath": {"path": "/usr/libexec/cni"}}]
+        assert pod["nodeSelector"]["fabric.infiniband/ib"] == "true"
+        assert ds["spec"]["selector"]["matchLabels"].items() <= pod.get("metadata", ds["spec"]["template"]["metadata"])["labels"].items()
+    assert images == {"kube-ipoib-cni-ds": "mirror.example.net:5000/mellanox/ipoib-cni:v1.2.0",
+                      "kube-ib-sriov-cni-ds": "mirror.example.net:5000/k8snetworkplumbingwg/ib-sriov-cni:v1.2.0"}
+    assert [d["metadata"]["name"] for d in _render("cni.yml.j2", k8s_network_cni_plugins=["ib-sriov"])] == ["kube-ib-sriov-cni-ds"]
+
+
+def test_sriov_device_plugin_selects_ib_vfs_with_rdma():
+    objects = _render("device_plugin.yml.j2", k8s_network_sriov_resources=[
+        {"name": "rail0", "prefix": "fabric.example.net", "devices": ["101e"], "drivers": ["mlx5_core"],
+         "link_types": ["infiniband"], "pf_names": ["ibp24s0"]},
+        {"name": "any", "link_types": []}])
+    config = json.loads(_by_kind(objects, "ConfigMap", "sriovdp-config")["data"]["config.json"])
+    assert config == {"resourceList": [
+        {"resourceName": "rail0", "resourcePrefix": "fabric.example.net",
+         "selectors": {"vendors": ["15b3"], "devices": ["101e"], "drivers": ["mlx5_core"], "linkTypes": ["infiniband"],
+                       "pfNames": ["ibp24s0"], "isRdma": True}},
+        {"resourceName": "any", "resourcePrefix": "mellanox.com", "selectors": {"vendors": ["15b3"], "isRdma": True}}]}
+    pod = _by_kind(objects, "DaemonSet", "kube-sriov-device-plugin")["spec"]["template"]["spec"]
+    assert pod["containers"][0]["image"] == "ghcr.io/k8snetworkplumbingwg/sriov-network-device-plugin:v3.9.0"
+    assert {"name": "config-volume", "mountPath": "/etc/pcidp", "readOnly": True} in pod["containers"][0]["volumeMounts"]
+    assert pod["serviceAccountName"] == "sriov-device-plugin"
+    default = json.loads(_by_kind(_render("device_plugin.yml.j2"), "ConfigMap", "sriovdp-config")["data"]["config.json"])
+    assert default["resourceList"][0]["selectors"]["linkTypes"] == ["infiniband"]
+    assert "101c" in default["resourceList"][0]["selectors"]["devices"]
+
+
+def test_rdma_shared_device_plugin_and_none():
+    objects = _render("device_plugin.yml.j2", k8s_network_device_plugin="rdma_shared")
+    assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [("ConfigMap", "rdma-devices"), ("DaemonSet", "rdma-shared-dp-ds")]
+    config = json.loads(objects[0]["data"]["config.json"])
+    assert config["configList"] == [{"resourceName": "rdma_shared_ib", "rdmaHcaMax": 63,
+                                     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}}]
+    pod = objects[1]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["image"] == "ghcr.io/mellanox/k8s-rdma-shared-dev-plugin:v1.5.3"
+    assert _render("device_plugin.yml.j2", k8s_network_device_plugin="none") == []
+
+
 # The lab's API server is 1.20; clusters are newer. kubernetes-validate (bundled OpenAPI schemas, offline) checks the
 # built-in kinds against the newest schemas it carries; NetworkAttachmentDefinitions are custom resources it does not know.
 @pytest.mark.parametrize("version", ["1.28.0", "1.20.0"])
 def test_manifests_validate_against_kubernetes_schemas(version):
     validate = pytest.importorskip("kubernetes_validate")
-    for obj in _all(k8s_network_node_selector={"fabric.infiniband/ib": "true"}):
+    for obj in _all(k8s_network_node_selector={"fabric.infiniband/ib": "true"}) + _render(
+            "device_plugin.yml.j2", k8s_network_device_plugin="rdma_shared"):
         validate.validate(obj, version, strict=True)

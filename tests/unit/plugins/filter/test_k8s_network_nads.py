@@ -71,6 +71,26 @@ def test_ipv6_range_and_overlap_allowed_on_both():
     assert [json.loads(n["spec"]["config"])["ipam"]["range"] for n in nads] == ["fd10::/64", "10.56.0.0/16", "10.56.128.0/17"]
 
 
+NODES = {
+    "node01": {"rdma_netns_mode": "exclusive", "sriov_state": [{"pf": "0000:3b:00.0", "num_vfs": 4}],
+               "ipoib_interfaces": [{"netdev": "ibp59s0f0", "children": [{"pkey": "0x8001", "name": "ibp59s0f0.8001"}]}]},
+    "node02": {"rdma_netns_mode": "exclusive", "sriov_state": [],
+               "ipoib_interfaces": [{"netdev": "ibp59s0f0", "children": []}]},
+    "node03": {"rdma_netns_mode": None, "sriov_state": None, "ipoib_interfaces": None},
+}
+
+
+def test_node_facts_give_the_mode_and_check_masters_and_vfs():
+    nads = k8s_network_nads([_ipoib(), _vf(rdma_isolation=True)], nodes=NODES)
+    assert json.loads(nads[0]["spec"]["config"])["master"] == "ibp59s0f0"
+    assert json.loads(nads[1]["spec"]["config"])["rdmaIsolation"] is True
+    # the nodes are exclusive: the shared device plugin is refused even though rdma_netns was left unknown
+    with pytest.raises(AnsibleFilterError, match="shared device plugin needs"):
+        k8s_network_nads([_ipoib()], device_plugin="rdma_shared", nodes=NODES)
+    # nodes that published nothing are not checked
+    assert len(k8s_network_nads([_ipoib(master="ib9")], nodes={"node03": NODES["node03"]})) == 1
+
+
 def test_nothing_to_do():
     assert k8s_network_nads([]) == [] and k8s_network_nads(None) == []
 
@@ -107,6 +127,18 @@ BAD = [
     ("unknown type", [_ipoib(type="macvlan")], {}, "type 'macvlan'"),
     ("name not a DNS label", [_ipoib(name="IB_Rail")], {}, "is not a DNS label"),
     ("defined twice", [_ipoib(), _ipoib(ipam={"range": "10.9.0.0/16"})], {}, "defined twice"),
+    ("nodes disagree on the netns mode", [_ipoib()],
+     {"nodes": {"node01": {"rdma_netns_mode": "exclusive"}, "node02": {"rdma_netns_mode": "shared"}}},
+     "modes differ (exclusive: node01; shared: node02)"),
+    ("netns mode given conflicts with the nodes", [_ipoib()],
+     {"rdma_netns": "shared", "nodes": {"node01": {"rdma_netns_mode": "exclusive"}}}, "k8s_network_rdma_netns is shared but the nodes are exclusive"),
+    ("shared device plugin on exclusive nodes", [_ipoib()],
+     {"device_plugin": "rdma_shared", "nodes": {"node01": {"rdma_netns_mode": "exclusive"}}}, "shared device plugin needs"),
+    ("rdmaIsolation on shared nodes", [_vf(rdma_isolation=True)],
+     {"nodes": {"node01": {"rdma_netns_mode": "shared"}}}, "needs the RDMA network namespace mode exclusive"),
+    ("master unknown on a node", [_ipoib(pkey="0x0001")], {"nodes": NODES}, "master ibp59s0f0.8001 is not an IPoIB interface of node02"),
+    ("ib-sriov without VFs on any node", [_vf()],
+     {"nodes": {"node01": {"sriov_state": [{"pf": "0000:3b:00.0", "num_vfs": 0}]}}}, "no node has VFs"),
 ]
 
 
