@@ -331,3 +331,62 @@ def get_model(key):
         return MODELS[key]
     except KeyError:
         raise KeyError("unknown adapter model %r (known: %s)" % (key, ", ".join(sorted(MODELS)))) from None
+
+
+# --------------------------------------------------------------------------------------
+# GPUs and PCIe bridges (the PCIe tree of lab/fabricsim/pci.py)
+# --------------------------------------------------------------------------------------
+NVIDIA_VENDOR_ID = 0x10DE
+
+
+@dataclass(frozen=True)
+class PciModel:
+    """A PCI function model that is not a ConnectX card: a GPU, a root port or a switch port.
+
+    ``link`` is (generation, width): generation 5 = 32 GT/s.  ``acs_cap`` is the ACS Capability register
+    of a port that has the ACS extended capability (None: no ACS capability).
+    """
+
+    key: str
+    vendor_id: int
+    device_id: int
+    class_code: int
+    revision: int = 0
+    subsystem_vendor: int = 0
+    subsystem_device: int = 0
+    link: tuple = (5, 16)
+    acs_cap: int | None = None
+
+
+# IDs from the pci.ids database (https://pci-ids.ucw.cz): 10de:2330 "GH100[H100 SXM5 80GB]",
+# 10de:20b2 "GA100 [A100 SXM4 80GB]", 1000:c030 "PEX890xx PCIe Gen 5 Switch", 1000:c010 "PEX880xx PCIe Gen 4 Switch".
+GPU_MODELS = {
+    "H100 SXM5": PciModel(key="H100 SXM5", vendor_id=NVIDIA_VENDOR_ID, device_id=0x2330, class_code=0x030200,
+                          revision=0xA1, subsystem_vendor=NVIDIA_VENDOR_ID, subsystem_device=0x16C1, link=(5, 16)),
+    "A100 SXM4": PciModel(key="A100 SXM4", vendor_id=NVIDIA_VENDOR_ID, device_id=0x20B2, class_code=0x030200,
+                          revision=0xA1, subsystem_vendor=NVIDIA_VENDOR_ID, subsystem_device=0x147F, link=(4, 16)),
+}
+# ACS Capability bits: SrcValid, TransBlk, ReqRedir, CmpltRedir, UpstreamFwd (0x1f), EgressCtrl (0x20), DirectTrans (0x40).
+BRIDGE_MODELS = {
+    # A Sapphire Rapids root port (the 2023 pci.ids has no name for it: lspci prints "Device 352a").
+    "root_port": PciModel(key="root_port", vendor_id=0x8086, device_id=0x352A, class_code=0x060400, revision=0x04,
+                          link=(5, 16), acs_cap=0x1F),
+    "PEX890xx": PciModel(key="PEX890xx", vendor_id=0x1000, device_id=0xC030, class_code=0x060400, revision=0xB0,
+                         link=(5, 16), acs_cap=0x5F),
+    "PEX880xx": PciModel(key="PEX880xx", vendor_id=0x1000, device_id=0xC010, class_code=0x060400, revision=0xB0,
+                         link=(4, 16), acs_cap=0x5F),
+}
+
+
+def get_gpu_model(key):
+    try:
+        return GPU_MODELS[key]
+    except KeyError:
+        raise KeyError("unknown GPU model %r (known: %s)" % (key, ", ".join(sorted(GPU_MODELS)))) from None
+
+
+def get_bridge_model(key):
+    try:
+        return BRIDGE_MODELS[key]
+    except KeyError:
+        raise KeyError("unknown bridge model %r (known: %s)" % (key, ", ".join(sorted(BRIDGE_MODELS)))) from None

@@ -30,6 +30,7 @@ TOOLS = {
     "ibstat": None,
     "ibdev2netdev": "ofed",
     "modprobe": None,
+    "modinfo": None,
     "ip": None,
     "fabricsim": None,
 }
@@ -84,6 +85,8 @@ def run_tool(state, tool, argv, stdin=None):
         return verbs.ibdev2netdev(state, argv)
     if tool == "modprobe":
         return kmod.run(state, argv)
+    if tool == "modinfo":
+        return kmod.modinfo(state, argv)
     if tool == "ip":
         return iproute.run(state, argv)
     return admin(state, argv)
@@ -114,6 +117,8 @@ def main(tool, argv=None, stdin=None, stdout=None, stderr=None):
         stdin = _Stdin(sys.stdin, stdout) if sys.stdin is not None else None
     if tool == "modprobe" and not kmod.split(argv)[0]:
         return kmod.exec_real(argv)  # no module the simulator knows
+    if tool == "modinfo" and not kmod.modinfo_split(argv)[0]:
+        return kmod.modinfo_exec_real(argv)
     if not os.path.exists(path):
         stderr.write("%s: the simulated hardware has no state file (%s)\n" % (tool, path))
         return 1
@@ -129,6 +134,9 @@ def main(tool, argv=None, stdin=None, stdout=None, stderr=None):
     stderr.flush()
     if tool == "modprobe" and result.rc == 0 and kmod.split(argv)[1]:
         return kmod.exec_real(kmod.split(argv)[1])  # the names it does not know
+    if tool == "modinfo" and kmod.modinfo_split(argv)[1]:
+        rc = kmod.modinfo_exec_real(kmod.modinfo_split(argv)[1])
+        return rc or result.rc
     return result.rc
 
 

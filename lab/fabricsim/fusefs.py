@@ -22,12 +22,22 @@ from fabricsim import sysfs
 # The module is named ``fusepy`` in Debian's python3-fusepy and ``fuse`` on PyPI; it needs libfuse
 # at import.  Without it the class below still works (tests call its methods directly).
 try:
-    from fusepy import FUSE, Operations
+    from fusepy import FUSE, Operations, fuse_get_context
 except ImportError:  # pragma: no cover - depends on the distribution
     try:
-        from fuse import FUSE, Operations
+        from fuse import FUSE, Operations, fuse_get_context
     except (ImportError, OSError):
-        FUSE, Operations = None, object
+        FUSE, Operations, fuse_get_context = None, object, None
+
+
+def _caller_uid():
+    """The uid of the process a FUSE request comes from (0 outside a request: the tests call the methods)."""
+    if fuse_get_context is None:
+        return 0
+    try:
+        return fuse_get_context()[0]
+    except Exception:  # pylint: disable=broad-exception-caught
+        return 0
 
 
 def _error(number):
@@ -46,6 +56,7 @@ class SimTree:
         self._key = None
         self.entries = {}
         self.children = {}
+        self.opaque = ()
         self.lock = threading.Lock()
 
     def refresh(self):
@@ -62,7 +73,12 @@ class SimTree:
             for path in entries:
                 parent, name = path.rsplit("/", 1)
                 children.setdefault(parent or "/", set()).add(name)
+            self.opaque = tuple(p for p, e in entries.items() if isinstance(e, sysfs.Dir) and e.opaque)
             self.entries, self.children, self._key = entries, children, key
+
+    def hides(self, path):
+        """Whether the real entry ``path`` lies under an opaque simulated directory."""
+        return any(path.startswith(p + "/") for p in self.opaque)
 
 
 class SysfsOverlay(Operations):
@@ -80,6 +96,9 @@ class SysfsOverlay(Operations):
         return self.sim.entries.get(path)
 
     def _real(self, path):
+        """The real sysfs path behind ``path`` (a name that cannot exist when an opaque directory hides it)."""
+        if self.sim.hides(path):
+            return self.real_root + "/.fabricsim-hidden" + path
         return self.real_root + path
 
     def _attrs(self, mode, size=0, nlink=1):
@@ -108,7 +127,9 @@ class SysfsOverlay(Operations):
         self.sim.refresh()
         names = set(self.sim.children.get(path, ()))
         real = self._real(path)
-        if os.path.isdir(real):
+        if path in self.sim.opaque:
+            pass
+        elif os.path.isdir(real):
             try:
                 names.update(os.listdir(real))
             except OSError:
@@ -144,7 +165,14 @@ class SysfsOverlay(Operations):
     def read(self, path, size, offset, fh):
         entry = self._entry(path)
         if entry is not None:
-            return entry.content.encode()[offset:offset + size]
+            content = entry.content
+            if isinstance(content, bytes):
+                # A binary attribute (config): as pci_read_config(), only the first 64 bytes for a reader
+                # without CAP_SYS_ADMIN (the uid stands in for the capability).
+                if _caller_uid() != 0:
+                    content = content[:64]
+                return content[offset:offset + size]
+            return content.encode()[offset:offset + size]
         try:
             with open(self._real(path), "rb") as handle:
                 handle.seek(offset)
@@ -158,10 +186,10 @@ class SysfsOverlay(Operations):
         if entry is None:
             raise _error(errno.EROFS)
         try:
-            sim_state.mutate(self.state_path, lambda st: sysfs.write(st, path, bytes(data)))
+            count = sim_state.mutate(self.state_path, lambda st: sysfs.write(st, path, bytes(data), offset))
         except OSError as exc:
             raise _error(exc.errno or errno.EIO) from None
-        return len(data)
+        return len(data) if count is None else count
 
     def truncate(self, path, length, fh=None):
         # ``echo N > file`` opens with O_TRUNC; sysfs ignores it, so do we.

@@ -39,6 +39,7 @@ TOOL_PATHS = {
     "ibv_devices": "/usr/bin/ibv_devices",
     "ibdev2netdev": "/usr/sbin/ibdev2netdev",
     "modprobe": "/usr/sbin/modprobe",
+    "modinfo": "/usr/sbin/modinfo",
     "ip": "/usr/bin/ip",
 }
 FLAVOUR_TOOLS = {
@@ -47,7 +48,7 @@ FLAVOUR_TOOLS = {
     "none": (),
 }
 # Always present: the kernel-facing tools that exist on any node with an RDMA stack.
-BASE_TOOLS = ("rdma", "ibv_devinfo", "ibv_devices", "modprobe", "ip")
+BASE_TOOLS = ("rdma", "ibv_devinfo", "ibv_devices", "modprobe", "modinfo", "ip")
 
 WRAPPER = """#!/usr/bin/python3
 # Installed by the fabric.infiniband lab simulator (fabricsim); not a real {tool}.

@@ -40,6 +40,8 @@ MODULE_DEPS = {
     "ib_cm": ("ib_core",), "iw_cm": ("ib_core",), "rdma_cm": ("ib_core", "ib_cm", "iw_cm"),
     "mlx5_ib": ("mlx5_core", "ib_uverbs", "ib_core"), "ib_ipoib": ("ib_core", "ib_cm"),
     "rdma_ucm": ("rdma_cm", "ib_uverbs", "ib_core"),
+    # The GPU driver and its PeerDirect client (needs the RDMA core, as the real nvidia-peermem does).
+    "nvidia": (), "nvidia_peermem": ("nvidia", "ib_core"),
 }
 # Loaded at power-on on a host with the PF driver: mlx5_core (by PCI id), mlx5_ib (by its auxiliary
 # device) and its dependencies ib_uverbs and ib_core. ib_umad, ib_ipoib, rdma_ucm only when asked
@@ -259,7 +261,8 @@ def normalize(desc):
         ad["node_guid"] = "0x%016x" % (parse_guid(ad["node_guid"]) if ad.get("node_guid") else _derive_guid(st["hostname"], pci))
         ad.setdefault("firmware_version", model.fw_version)
         ad.setdefault("psid", model.psid)
-        ad.setdefault("numa_node", 0)
+        if not ad.get("parent"):
+            ad.setdefault("numa_node", 0)  # placed adapters take their root port's (pci.normalize)
         ad.setdefault("warm_reboot_applies", True)
         ad.setdefault("needs_power_cycle", False)
         if model.bluefield:
@@ -271,6 +274,10 @@ def normalize(desc):
                          "INTERNAL_CPU_OFFLOAD_ENGINE"):
                 params.setdefault(name, {"current": v, "next": v})
         ad["params"] = {name: _norm_param_entry(model, name, entry) for name, entry in params.items()}
+    from fabricsim import pci  # pylint: disable=import-outside-toplevel
+
+    pci.normalize(st)
+    _normalize_nvidia(st)
     if "runtime" not in st:
         st["runtime"] = {}
         init_runtime(st)
@@ -289,6 +296,25 @@ def normalize(desc):
                     rt["functions"][bdf] = {"sriov_numvfs": 0, "sriov_drivers_autoprobe": 1}
                     _attach(st, bdf)
     return st
+
+
+def _normalize_nvidia(st):
+    """``nvidia``: the GPU driver on disk (``installed``), its version and flavour, whether it loads at boot, and
+    nvidia-peermem (``peermem.installed``; ``peermem.users``: a simulated RDMA user holding it while loaded)."""
+    nv = st.get("nvidia")
+    if nv is None:
+        return
+    nv.setdefault("installed", True)
+    nv.setdefault("version", "550.54.15")
+    nv.setdefault("flavour", "proprietary")
+    nv.setdefault("load_at_boot", nv["installed"])
+    if nv["flavour"] not in ("proprietary", "open"):
+        raise StateError("nvidia.flavour must be proprietary or open")
+    peermem = nv.setdefault("peermem", {})
+    peermem.setdefault("installed", nv["installed"])
+    peermem.setdefault("users", 0)
+    if peermem["installed"] and not nv["installed"]:
+        raise StateError("nvidia.peermem.installed needs nvidia.installed (it ships with the driver)")
 
 
 def load(path=None):
@@ -620,6 +646,7 @@ def _runtime(state):
     rt.setdefault("lockdown", state.get("kernel", {}).get("lockdown", "none"))
     rt.setdefault("mst_started", False)
     rt.setdefault("modules", with_dependencies(state.get("kernel", {}).get("modules", BOOT_MODULES)))
+    rt.setdefault("acs_ctl", {})  # ACS Control values written since power-on (pci.write_config)
     return rt
 
 
@@ -661,7 +688,7 @@ def init_runtime(state):
     state["runtime"] = {"functions": {}, "next_ibindex": 0, "next_ifindex": IFINDEX_BASE,
                         "netns_mode": boot_netns_mode(state), "lockdown": kernel.get("lockdown", "none"),
                         "mst_started": False, "boot_count": state.get("runtime", {}).get("boot_count", 0),
-                        "modules": boot_modules(state)}
+                        "modules": boot_modules(state), "acs_ctl": {}}
     for ad in sorted(state.get("adapters", []), key=lambda a: a["pci_address"]):
         for bdf in pf_bdfs(ad):
             state["runtime"]["functions"][bdf] = {"sriov_numvfs": 0, "sriov_drivers_autoprobe": 1}
@@ -709,13 +736,31 @@ def ofed_modules_on_disk(state, root=None):
     return any(glob.glob(os.path.join(root, pattern)) for pattern in patterns)
 
 
+def on_disk(state, name, root=None):
+    """Whether module ``name`` and what it depends on exist under /lib/modules: mlx_compat with the OFED modules,
+    nvidia with ``nvidia.installed``, nvidia_peermem with ``nvidia.peermem.installed``; the inbox RDMA modules always."""
+    nv = state.get("nvidia") or {}
+    for dep in with_dependencies([name]):
+        if dep == "mlx_compat" and not ofed_modules_on_disk(state, root):
+            return False
+        if dep == "nvidia" and not nv.get("installed"):
+            return False
+        if dep == "nvidia_peermem" and not nv.get("peermem", {}).get("installed"):
+            return False
+    return name.replace("-", "_") in MODULE_DEPS
+
+
 def boot_modules(state, root=None):
-    """What is loaded after power-on: BOOT_MODULES (or kernel.modules), what modules-load.d lists, and
-    mlx_compat when the OFED modules are on disk (theirs replace the inbox ones)."""
+    """What is loaded after power-on: BOOT_MODULES (or kernel.modules), what modules-load.d lists, mlx_compat when
+    the OFED modules are on disk (theirs replace the inbox ones), and nvidia when it is installed to load at boot
+    (the driver package's udev/modprobe rules).  A listed module that is not on disk is not loaded (systemd-modules-load
+    fails for it)."""
     names = list(state.get("kernel", {}).get("modules", BOOT_MODULES)) + modules_load_d(root)
     if ofed_modules_on_disk(state, root):
         names.append("mlx_compat")
-    return with_dependencies(names)
+    if (state.get("nvidia") or {}).get("load_at_boot"):
+        names.append("nvidia")
+    return with_dependencies([n for n in names if n.replace("-", "_") not in MODULE_DEPS or on_disk(state, n, root)])
 
 
 def loaded_modules(state):
@@ -725,7 +770,7 @@ def loaded_modules(state):
 def load_module(state, name, root=None):
     """``modprobe NAME``: load it and its dependencies; False when no such module exists on disk."""
     name = name.replace("-", "_")
-    if name not in MODULE_DEPS or (name == "mlx_compat" and not ofed_modules_on_disk(state, root)):
+    if not on_disk(state, name, root):
         return False
     rt = _runtime(state)
     rt["modules"] = sorted(set(rt["modules"]) | set(with_dependencies([name])))
@@ -737,13 +782,27 @@ def module_holders(state, name):
     return sorted(m for m in loaded_modules(state) if name in MODULE_DEPS.get(m, ()))
 
 
+def module_users(state, name):
+    """References on a loaded module that are not modules: ``nvidia.peermem.users`` for nvidia_peermem (a process
+    with GPU memory registered for RDMA)."""
+    if name == "nvidia_peermem" and name in loaded_modules(state):
+        return int((state.get("nvidia") or {}).get("peermem", {}).get("users", 0))
+    return 0
+
+
+def module_refcnt(state, name):
+    """``/sys/module/NAME/refcnt``: the modules that use it plus its other users."""
+    return len(module_holders(state, name)) + module_users(state, name)
+
+
 def unload_module(state, name):
-    """``modprobe -r NAME``: EBUSY while another loaded module uses it; a module not loaded is a no-op."""
+    """``modprobe -r NAME``: EBUSY while its refcnt is above 0 (another module or a user holds it); a module not
+    loaded is a no-op."""
     name = name.replace("-", "_")
     rt = _runtime(state)
     if name not in rt["modules"]:
         return
-    if module_holders(state, name):
+    if module_refcnt(state, name):
         raise _oserror(errno.EBUSY)
     rt["modules"] = [m for m in rt["modules"] if m != name]
 

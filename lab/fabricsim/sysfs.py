@@ -24,7 +24,7 @@ import posixpath
 import re
 from typing import NamedTuple
 
-from fabricsim import catalog
+from fabricsim import catalog, pci
 from fabricsim import state as sim_state
 from fabricsim.verbs import cap_mask, carrier, fw_version
 
@@ -41,11 +41,15 @@ _BDF_COMPONENT = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
 class Dir(NamedTuple):
-    """A directory."""
+    """A directory.  An ``opaque`` one hides the real sysfs directory of the same path (the node's own
+    IOMMU groups, not the host's)."""
+
+    opaque: bool = False
 
 
 class File(NamedTuple):
-    """An attribute file: ``content`` is what a read returns; ``writable`` files take ``write()``."""
+    """An attribute file: ``content`` is what a read returns (``str``, or ``bytes`` for a binary attribute such as
+    ``config``); ``writable`` files take ``write()``."""
 
     content: str
     writable: bool = False
@@ -67,9 +71,12 @@ class _Tree:
             self.entries[parent] = Dir()
             parent = posixpath.dirname(parent)
 
-    def dir(self, path):
+    def dir(self, path, opaque=False):
         self._parents(path)
-        self.entries.setdefault(path, Dir())
+        if opaque:
+            self.entries[path] = Dir(True)
+        else:
+            self.entries.setdefault(path, Dir())
 
     def file(self, path, content, writable=False):
         self._parents(path)
@@ -109,9 +116,20 @@ def _bridges(state):
 
 
 def device_path(state, bdf, bridges=None):
-    """``/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0`` for a simulated function."""
-    bridges = bridges or _bridges(state)
+    """``/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0`` for a simulated function (adapter, GPU or bridge)."""
+    topo = pci.topology(state)
+    if bdf in topo:
+        return topo[bdf].path
     f = sim_state.find_function(state, bdf)
+    return _function_dir(f, bridges or _bridges(state), topo)
+
+
+def _function_dir(f, bridges, topo):
+    """An adapter function's directory: under its ``parent`` port in the PCIe tree (a VF beside its PF), or in the
+    one-root-port model."""
+    pf = topo.get(f.parent or f.bdf)
+    if pf is not None:
+        return "%s/%s" % (posixpath.dirname(pf.path), f.bdf)
     root, bridge = bridges[f.adapter["pci_address"]]
     return "%s/%s/%s" % (root, bridge, f.bdf)
 
@@ -150,7 +168,11 @@ def _build(state):
     loaded = sim_state.loaded_modules(state)
     for mod in loaded:
         t.file("/module/%s/initstate" % mod, "live\n")
-        t.file("/module/%s/refcnt" % mod, "%d\n" % len(sim_state.module_holders(state, mod)))
+        t.file("/module/%s/refcnt" % mod, "%d\n" % sim_state.module_refcnt(state, mod))
+        t.dir("/module/%s/holders" % mod)
+        for holder in sim_state.module_holders(state, mod):
+            t.link("/module/%s/holders/%s" % (mod, holder), "../../" + holder)
+    _nvidia_modules(t, state, loaded)
     t.link("/module/mlx5_core/drivers/pci:mlx5_core", _rel("/module/mlx5_core/drivers", drv))
     if "ib_core" in loaded:
         t.file("/module/ib_core/parameters/netns_mode", "Y\n" if sim_state.netns_mode(state) == "shared" else "N\n")
@@ -160,10 +182,12 @@ def _build(state):
     t.file("/kernel/security/lockdown",
            " ".join("[%s]" % lv if lv == level else lv for lv in sim_state.LOCKDOWN_LEVELS) + "\n", True)
 
+    topo = pci.topology(state)
+    paths = _pcie_tree(t, state, topo, loaded)
     for f in funcs:
-        root, bridge = bridges[f.adapter["pci_address"]]
-        dev = "%s/%s/%s" % (root, bridge, f.bdf)
-        t.dir("%s/%s" % (root, bridge))
+        dev = _function_dir(f, bridges, topo)
+        t.dir(posixpath.dirname(dev))
+        paths[f.bdf] = dev
         _pci_function(t, f, dev, rt, ofed)
         t.link("/bus/pci/devices/%s" % f.bdf, _rel("/bus/pci/devices", dev))
         if f.bound:
@@ -173,7 +197,124 @@ def _build(state):
                 _rdma_device(t, state, f, dev)
             if f.netdev:
                 _netdev(t, state, f, dev)
+    _iommu(t, state, paths)
     return t.entries
+
+
+def _resource(count):
+    """``resource``: one ``start end flags`` line per BAR/window; all unassigned (the simulator maps no memory)."""
+    return "0x0000000000000000 0x0000000000000000 0x0000000000000000\n" * count
+
+
+def _pcie_tree(t, state, topo, loaded):
+    """Bridges (driver pcieport) and GPUs (driver nvidia while the module is loaded) of the PCIe tree; returns
+    ``{bdf: device dir}``."""
+    paths = {}
+    if topo:
+        t.dir("/bus/pci/drivers/pcieport")
+    if "nvidia" in loaded:
+        drv = "/bus/pci/drivers/nvidia"
+        for name in ("bind", "unbind", "new_id", "remove_id", "uevent"):
+            t.file("%s/%s" % (drv, name), "", True)
+        t.link(drv + "/module", _rel(drv, "/module/nvidia"))
+        t.link("/module/nvidia/drivers/pci:nvidia", _rel("/module/nvidia/drivers", drv))
+    for node in sorted(topo.values(), key=lambda n: n.bdf):
+        if node.kind == "hca":
+            continue  # the adapter's own files come from _pci_function
+        dev = paths[node.bdf] = node.path
+        model = node.model
+        t.file(dev + "/vendor", "0x%04x\n" % model.vendor_id)
+        t.file(dev + "/device", "0x%04x\n" % model.device_id)
+        t.file(dev + "/subsystem_vendor", "0x%04x\n" % model.subsystem_vendor)
+        t.file(dev + "/subsystem_device", "0x%04x\n" % model.subsystem_device)
+        t.file(dev + "/class", "0x%06x\n" % model.class_code)
+        t.file(dev + "/revision", "0x%02x\n" % model.revision)
+        t.file(dev + "/numa_node", "%d\n" % node.numa_node)
+        t.file(dev + "/enable", "1\n", True)
+        t.file(dev + "/irq", "0\n")
+        t.file(dev + "/resource", _resource(17 if node.bridge else 13))
+        t.file(dev + "/config", pci.config_space(state, node), True)
+        modalias = "pci:v%08Xd%08Xsv%08Xsd%08Xbc%02Xsc%02Xi%02X" % (
+            model.vendor_id, model.device_id, model.subsystem_vendor, model.subsystem_device,
+            model.class_code >> 16, (model.class_code >> 8) & 0xFF, model.class_code & 0xFF)
+        t.file(dev + "/modalias", modalias + "\n")
+        t.link(dev + "/subsystem", _rel(dev, "/bus/pci"))
+        gen, width = model.link
+        for prefix in ("current", "max"):
+            t.file("%s/%s_link_speed" % (dev, prefix), pci.link_speed(gen) + "\n")
+            t.file("%s/%s_link_width" % (dev, prefix), "%d\n" % width)
+        driver = None
+        if node.bridge:
+            driver = "pcieport"
+            t.file(dev + "/secondary_bus_number", "%d\n" % node.secondary)
+            t.file(dev + "/subordinate_bus_number", "%d\n" % node.subordinate)
+            domain = sim_state.parse_bdf(node.bdf)[0]
+            t.dir("%s/pci_bus/%04x:%02x" % (dev, domain, node.secondary))
+        elif "nvidia" in loaded:
+            driver = "nvidia"
+        uevent = "DRIVER=%s\n" % driver if driver else ""
+        uevent += "PCI_CLASS=%X\nPCI_ID=%04X:%04X\nPCI_SUBSYS_ID=%04X:%04X\nPCI_SLOT_NAME=%s\nMODALIAS=%s\n" % (
+            model.class_code, model.vendor_id, model.device_id, model.subsystem_vendor, model.subsystem_device,
+            node.bdf, modalias)
+        t.file(dev + "/uevent", uevent, True)
+        if driver:
+            drv = "/bus/pci/drivers/" + driver
+            t.link(dev + "/driver", _rel(dev, drv))
+            t.link("%s/%s" % (drv, node.bdf), _rel(drv, dev))
+        t.link("/bus/pci/devices/%s" % node.bdf, _rel("/bus/pci/devices", dev))
+    return paths
+
+
+def _nvidia_modules(t, state, loaded):
+    """What ``/sys/module`` shows of the NVIDIA driver's modules.  ``version`` comes from MODULE_VERSION; the
+    ``taint`` flags are the kernel's (P: proprietary licence, O: out of tree, E: unsigned): the open kernel module
+    (Dual MIT/GPL) is told from the proprietary one by the missing P, as on a real host."""
+    nv = state.get("nvidia") or {}
+    taint = "OE" if nv.get("flavour") == "open" else "POE"
+    if "nvidia" in loaded:
+        t.file("/module/nvidia/version", nv.get("version", "") + "\n")
+        t.file("/module/nvidia/taint", taint + "\n")
+    if "nvidia_peermem" in loaded:
+        t.file("/module/nvidia_peermem/taint", taint + "\n")
+
+
+def _iommu(t, state, paths):
+    """``/sys/class/iommu/<unit>`` (one DMAR/IVHD unit per host bridge), ``/sys/kernel/iommu_groups/<N>`` (one group
+    per function, numbered in PCI order; VFs after the rest) and each function's ``iommu``/``iommu_group`` links.
+    Only for a state with ``iommu``; its directories then hide whatever the real sysfs underneath has."""
+    iommu = state.get("iommu")
+    if iommu is None:
+        return
+    t.dir("/class/iommu", opaque=True)
+    t.dir("/kernel/iommu_groups", opaque=True)
+    t.dir("/devices/virtual/iommu", opaque=True)
+    if not iommu.get("enabled"):
+        return
+    prefix = pci.IOMMU_UNITS[iommu.get("vendor", "intel")]
+    hosts = sorted({path.split("/")[2] for path in paths.values()})
+    units = {host: "%s%d" % (prefix, i) for i, host in enumerate(hosts)}
+    for i, unit in enumerate(units.values()):
+        udir = "/devices/virtual/iommu/" + unit
+        t.link("/class/iommu/" + unit, _rel("/class/iommu", udir))
+        t.dir(udir + "/devices")
+        if prefix == "dmar":
+            t.file(udir + "/intel-iommu/version", "1:0\n")
+            t.file(udir + "/intel-iommu/address", "%x\n" % (0xC5FFC000 - 0x2000 * i))
+            t.file(udir + "/intel-iommu/cap", "d2008c40660462\n")
+            t.file(udir + "/intel-iommu/ecap", "f050da\n")
+        t.file(udir + "/uevent", "")
+    vfs = {f.bdf for f in sim_state.functions(state) if f.is_vf}
+    order = sorted(b for b in paths if b not in vfs) + sorted(b for b in paths if b in vfs)
+    for group, bdf in enumerate(order):
+        dev = paths[bdf]
+        gdir = "/kernel/iommu_groups/%d" % group
+        t.file(gdir + "/type", iommu.get("type", "DMA-FQ") + "\n")
+        t.file(gdir + "/reserved_regions", "0x00000000fee00000 0x00000000feefffff msi\n")
+        t.link("%s/devices/%s" % (gdir, bdf), _rel(gdir + "/devices", dev))
+        t.link(dev + "/iommu_group", _rel(dev, gdir))
+        udir = "/devices/virtual/iommu/" + units[dev.split("/")[2]]
+        t.link(dev + "/iommu", _rel(dev, udir))
+        t.link("%s/devices/%s" % (udir, bdf), _rel(udir + "/devices", dev))
 
 
 def _pci_function(t, f, dev, rt, ofed):
@@ -194,6 +335,11 @@ def _pci_function(t, f, dev, rt, ofed):
     t.file(dev + "/uevent", uevent, True)
     t.link(dev + "/subsystem", _rel(dev, "/bus/pci"))
     speed, width = PCIE_LINK.get(f.model.key, ("8.0 GT/s PCIe", 16))
+    t.file(dev + "/irq", "0\n")
+    t.file(dev + "/resource", _resource(13))
+    t.file(dev + "/config", pci.endpoint_config(
+        catalog.VENDOR_ID, f.device_id, 0x020700 if f.ib else 0x020000, f.model.chip_rev, catalog.VENDOR_ID,
+        f.model.subsystem_device, (pci.gen_of(speed), width), multifunction=f.model.ports > 1 and not f.is_vf), True)
     for prefix in ("current", "max"):
         t.file("%s/%s_link_speed" % (dev, prefix), speed + "\n")
         t.file("%s/%s_link_width" % (dev, prefix), "%d\n" % width)
@@ -403,10 +549,12 @@ def _function_of(path):
     return None
 
 
-def write(state, path, data):
-    """Apply ``data`` written to the simulated attribute ``path`` (``/sys``-relative, may go through links).
+def write(state, path, data, offset=0):
+    """Apply ``data`` written at ``offset`` to the simulated attribute ``path`` (``/sys``-relative, may go through
+    links).
 
-    Mutates ``state``; raises OSError with the errno the kernel returns.
+    Mutates ``state``; raises OSError with the errno the kernel returns.  Returns the byte count the write(2) reports
+    when it is not all of ``data`` (binary attributes), else None.
     """
     entries = tree(state)
     canon = resolve(entries, path)
@@ -425,6 +573,11 @@ def write(state, path, data):
     name = posixpath.basename(canon)
     parent = posixpath.dirname(canon)
     bdf = _function_of(canon)
+    if name == "config" and isinstance(entry.content, bytes):
+        # pci_write_config(): refused under kernel lockdown (LOCKDOWN_PCI_ACCESS), else passed to the device.
+        if sim_state.lockdown(state) != "none":
+            raise _oserror(errno.EPERM)
+        return pci.write_config(state, pci.topology(state).get(bdf), offset, data)
     if canon == "/kernel/security/lockdown":
         sim_state.set_lockdown(state, text.strip())
     elif parent == "/bus/pci/drivers/mlx5_core":
