@@ -92,3 +92,24 @@ def annotate(entries, current_boot):
         item["booted_since"] = bool(entry.get("boot")) and entry.get("boot") != current_boot
         out[name] = item
     return out
+
+
+def plan(entries, current_boot):
+    """What the reboot orchestration needs to decide, from the record's entries.
+
+    An entry recorded before the current boot (``booted_since``) has had its chance: it is never a
+    reason to act again (boot-loop guard), only to report. The others decide the action: the
+    strongest of them, and whether a firmware reset would be enough for all of them.
+    """
+    annotated = annotate(entries, current_boot)
+    actionable = dict((name, entry) for name, entry in annotated.items() if not entry["booted_since"])
+    tried = sorted(name for name, entry in annotated.items() if entry["booted_since"])
+    next_action = strongest(actionable)
+    return dict(
+        entries=annotated,
+        action=strongest(entries),
+        next_action=next_action,
+        actionable=sorted(actionable),
+        tried=tried,
+        fw_reset_sufficient=next_action == "fw_reset",
+    )
