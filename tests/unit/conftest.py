@@ -15,10 +15,13 @@ trailing newline, as the kernel does.
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
 import yaml
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
 
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "plugins", "module_utils", "fixtures")
@@ -128,3 +131,53 @@ def make_sysfs(tmp_path):
         return build_sysfs(str(tmp_path / ("sys%d" % counter[0])), spec or {})
 
     return _make
+
+
+# The harness every module test runs a module through: commands mocked in order, argv lists only, C locale, no shell.
+def _output(call, key):
+    if "%s_fixture" % key in call:
+        return read_fixture(call["%s_fixture" % key])
+    return call.get(key, "")
+
+
+def run_module(mocker, capsys, main, params, tools, calls, check_mode=False, diff=False):
+    """Run a module's main(); return (result dict, commands run).
+
+    ``calls`` lists the commands expected in order: ``argv`` (exact), ``rc``,
+    and ``out``/``err`` or ``out_fixture``/``err_fixture`` (a file under
+    module_utils/fixtures). Warnings end up in the result as ``_test_warnings``.
+    """
+    expected_calls = list(calls)
+    ran = []
+
+    def get_bin_path(self, arg, required=False, opt_dirs=None):
+        path = tools.get(arg)
+        if path is None and required:
+            self.fail_json(msg="Failed to find required executable %s" % arg)
+        return path
+
+    def run_command(self, args, **kwargs):
+        ran.append(list(args))
+        assert expected_calls, "unexpected command %r" % (args,)
+        call = expected_calls.pop(0)
+        assert list(args) == call["argv"]
+        assert isinstance(args, list), "commands are argv lists"
+        assert kwargs.get("environ_update") == {"LC_ALL": "C", "LANGUAGE": "C"}
+        assert not kwargs.get("use_unsafe_shell")
+        return call.get("rc", 0), _output(call, "out"), _output(call, "err")
+
+    mocker.patch.object(basic.AnsibleModule, "get_bin_path", get_bin_path)
+    mocker.patch.object(basic.AnsibleModule, "run_command", run_command)
+    warn = mocker.patch.object(basic.AnsibleModule, "warn", autospec=True)
+    args = dict(params)
+    if check_mode:
+        args["_ansible_check_mode"] = True
+    if diff:
+        args["_ansible_diff"] = True
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            main()
+    assert not expected_calls, "commands not run: %r" % (expected_calls,)
+    result = json.loads(capsys.readouterr().out)
+    result["_test_warnings"] = [call.args[1] for call in warn.call_args_list]
+    return result, ran

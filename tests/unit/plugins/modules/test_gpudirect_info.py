@@ -9,14 +9,12 @@ run_command mocked with the exact argv expected."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.fabric.infiniband.plugins.modules import gpudirect_info
+from ansible_collections.fabric.infiniband.tests.unit import conftest
 from ansible_collections.fabric.infiniband.tests.unit.plugins.module_utils.pcie_tree import make_node
 
 
@@ -81,37 +79,8 @@ def assert_subset(expected, actual, where="result"):
 
 
 def run_module(mocker, capsys, params, tools, calls, check_mode=False):
-    expected_calls = list(calls)
-    ran = []
-
-    def get_bin_path(self, arg, required=False, opt_dirs=None):
-        path = tools.get(arg)
-        if path is None and required:
-            self.fail_json(msg="Failed to find required executable %s" % arg)
-        return path
-
-    def run_command(self, args, **kwargs):
-        ran.append(list(args))
-        assert expected_calls, "unexpected command %r" % (args,)
-        call = expected_calls.pop(0)
-        assert list(args) == call["argv"]
-        assert kwargs.get("environ_update") == {"LC_ALL": "C", "LANGUAGE": "C"}
-        assert not kwargs.get("use_unsafe_shell")
-        return call.get("rc", 0), call.get("out", ""), call.get("err", "")
-
-    mocker.patch.object(basic.AnsibleModule, "get_bin_path", get_bin_path)
-    mocker.patch.object(basic.AnsibleModule, "run_command", run_command)
-    warn = mocker.patch.object(basic.AnsibleModule, "warn", autospec=True)
-    args = dict(params)
-    if check_mode:
-        args["_ansible_check_mode"] = True
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            gpudirect_info.main()
-    assert not expected_calls, "commands not run: %r" % (expected_calls,)
-    result = json.loads(capsys.readouterr().out)
-    result["_test_warnings"] = [call.args[1] for call in warn.call_args_list]
-    return result, ran
+    """Run gpudirect_info.main() through the shared harness; return (result dict, commands run)."""
+    return conftest.run_module(mocker, capsys, gpudirect_info.main, params, tools, calls, check_mode=check_mode)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])

@@ -9,16 +9,14 @@ argv expected (cases in test_hca_info.yaml)."""
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
 import yaml
 
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.fabric.infiniband.plugins.modules import hca_info
+from ansible_collections.fabric.infiniband.tests.unit import conftest
 from ansible_collections.fabric.infiniband.tests.unit.conftest import read_fixture
 
 
@@ -43,42 +41,8 @@ def assert_subset(expected, actual, where="result"):
 
 
 def run_module(mocker, capsys, params, tools, calls, check_mode=False):
-    """Run hca_info.main(); return (result dict, commands run).
-
-    The warnings the module emitted are in the result as ``_test_warnings``.
-    """
-    expected_calls = list(calls)
-    ran = []
-
-    def get_bin_path(self, arg, required=False, opt_dirs=None):
-        path = tools.get(arg)
-        if path is None and required:
-            self.fail_json(msg="Failed to find required executable %s" % arg)
-        return path
-
-    def run_command(self, args, **kwargs):
-        ran.append(list(args))
-        assert expected_calls, "unexpected command %r" % (args,)
-        call = expected_calls.pop(0)
-        assert list(args) == call["argv"]
-        assert kwargs.get("environ_update") == {"LC_ALL": "C", "LANGUAGE": "C"}
-        assert not kwargs.get("use_unsafe_shell")
-        return call.get("rc", 0), call.get("out", ""), call.get("err", "")
-
-    mocker.patch.object(basic.AnsibleModule, "get_bin_path", get_bin_path)
-    mocker.patch.object(basic.AnsibleModule, "run_command", run_command)
-    # where warnings end up depends on whether controller code is loaded; record them here
-    warn = mocker.patch.object(basic.AnsibleModule, "warn", autospec=True)
-    args = dict(params)
-    if check_mode:
-        args["_ansible_check_mode"] = True
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            hca_info.main()
-    assert not expected_calls, "commands not run: %r" % (expected_calls,)
-    result = json.loads(capsys.readouterr().out)
-    result["_test_warnings"] = [call.args[1] for call in warn.call_args_list]
-    return result, ran
+    """Run hca_info.main() through the shared harness; return (result dict, commands run)."""
+    return conftest.run_module(mocker, capsys, hca_info.main, params, tools, calls, check_mode=check_mode)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
