@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.collections
 export PATH := $(VENV)/bin:$(PATH)
 
-.PHONY: help deps demo lab-down test test-vm lint sanity units changelog argspecs molecule build clean distclean
+.PHONY: help deps demo lab-down test lab-test test-vm lint sanity units changelog argspecs molecule build clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -25,7 +25,7 @@ demo: deps ## Start the simulated lab and run playbooks/site.yml against it
 lab-down: ## Stop and remove the simulated lab
 	$(if $(wildcard $(PY)),$(PY),python3) lab/labctl.py down
 
-test: ## Everything CI runs: deps, lint, sanity, units, changelog, argspecs, molecule, molecule-vm
+test: ## Everything CI runs: deps, lint, sanity, units, changelog, argspecs, molecule, lab, molecule-vm
 	@scripts/test.sh
 
 lint: deps ## ruff, yamllint, ansible-lint
@@ -45,6 +45,9 @@ argspecs: deps ## roles/*/defaults/main.yml and meta/argument_specs.yml name the
 
 molecule: deps ## molecule test for every scenario not ending in _vm
 	@scripts/molecule.sh
+
+lab-test: deps ## Only the lab test (tests/lab/): resets the demo lab, site.yml from fresh nodes, through ansible-runner
+	@scripts/lab.sh
 
 test-vm: deps ## Only the scenarios ending in _vm (Debian's kernel in QEMU; lab/vm/), the last step of make test
 	@scripts/molecule.sh --vm

@@ -10,7 +10,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "${REPO_ROOT}" || exit 1
 
-ALL_STEPS=(deps lint sanity units changelog argspecs molecule molecule-vm)
+ALL_STEPS=(deps lint sanity units changelog argspecs molecule lab molecule-vm)
 
 # The command of each step, as shown in its banner and run by run_step.
 describe_step() {
@@ -22,6 +22,7 @@ describe_step() {
         changelog) echo "scripts/changelog.sh" ;;
         argspecs) echo "python scripts/check_argument_specs.py" ;;
         molecule) echo "scripts/molecule.sh" ;;
+        lab) echo "scripts/lab.sh" ;;
         molecule-vm) echo "scripts/molecule.sh --vm" ;;
         *) return 1 ;;
     esac
@@ -36,6 +37,8 @@ run_step() {
         changelog) scripts/changelog.sh ;;
         argspecs) "${VENV}/bin/python" scripts/check_argument_specs.py ;;
         molecule) scripts/molecule.sh ;;
+        # The demo lab from fresh nodes to verified (resets it; tests/lab/).
+        lab) scripts/lab.sh ;;
         # Last: Debian's real kernel under QEMU (about 13 min on 2 cores).
         molecule-vm) scripts/molecule.sh --vm ;;
     esac

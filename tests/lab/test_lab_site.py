@@ -1,0 +1,157 @@
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The site playbook on the lab of `make demo`, from fresh nodes to verified, as users and AWX run it.
+
+The tests run in this order on one lab (pytest keeps the file's order), each building on the one before:
+check mode on the fresh nodes changes nothing; ansible-runner, from a private data directory laid out as AWX
+lays one out, runs site.yml with reboots allowed; every node then holds what the inventory asks, after at most
+one reboot or power cycle; a second run changes nothing; verify.yml passes and writes the fabric report; a
+failed reboot stops the batches after it. scripts/lab.sh runs this module (`make test`, step `lab`).
+
+The lab's nodes (inventories/lab):
+  node01  ConnectX-6 VPI, port 1 on Ethernet, SR-IOV off: two firmware writes, one reboot, 2 VFs at boot
+  node02  ConnectX-7 that loads new firmware only on a cold boot: NUM_OF_VFS 16 -> 20, one write, a power cycle
+  node03  ConnectX-5 VPI, port 2 kept on Ethernet, SR-IOV on: VFs at once, no write, no reboot
+"""
+
+import json
+import os
+import shutil
+
+import pytest
+
+import labhost as lab
+
+# What the inventory asks, as the simulator must show it afterwards. boots: the simulator's boot count
+# (1 = the lab's power-on; a power cycle counts the cold power-on and the container's start).
+EXPECTED = {
+    "node01": {"link_layers": {"0000:3b:00.0": "InfiniBand", "0000:3b:00.1": "InfiniBand"}, "vfs": {"0000:3b:00.0": 2}, "fw_writes": 2, "boots": 2},
+    "node02": {"link_layers": {"0000:c1:00.0": "InfiniBand"}, "vfs": {"0000:c1:00.0": 20}, "fw_writes": 1, "boots": 3},
+    "node03": {"link_layers": {"0000:86:00.0": "InfiniBand", "0000:86:00.1": "Ethernet"}, "vfs": {"0000:86:00.0": 2}, "fw_writes": 0, "boots": 1},
+}
+# Files the roles write on a node (check mode must leave them as they are).
+NODE_FILES = ("/etc", "/usr/local", "/var/lib/fabric-infiniband")
+
+
+@pytest.fixture(scope="module")
+def fresh_lab():
+    """A lab whose nodes never saw a playbook: `labctl reset` forgets their state, `up` starts them again."""
+    lab.labctl("reset")
+    lab.labctl("up")
+    yield
+    lab.labctl("down")
+
+
+def _node_files(node):
+    present = [p for p in NODE_FILES if lab.run(["podman", "exec", "fabric-lab-" + node, "test", "-e", p], echo=False).returncode == 0]
+    return lab.files(node, *present)
+
+
+def test_check_mode_on_fresh_nodes_changes_nothing(fresh_lab):
+    before = {n: (lab.durable_state(n), len(lab.calls(n)), _node_files(n)) for n in lab.NODES}
+    proc = lab.playbook("site.yml", "--check", "--diff")
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    for node in lab.NODES:
+        state, ncalls, files = before[node]
+        assert lab.durable_state(node) == state, "%s: check mode changed the simulated hardware" % node
+        new_calls = lab.calls(node)[ncalls:]
+        assert not [c for c in new_calls if c.get("kind") in ("write", "reset")], "%s: check mode wrote: %s" % (node, new_calls)
+        assert _node_files(node) == files, "%s: check mode changed files under %s" % (node, ", ".join(NODE_FILES))
+    # It says what it would do: the recap counts the changes, --diff shows node01's firmware parameters.
+    counts = lab.recap(proc.stdout)
+    assert all(counts[n]["changed"] > 0 for n in lab.NODES), counts
+    assert "LINK_TYPE_P1" in proc.stdout, "--diff did not show node01's link type change"
+
+
+def _private_data_dir(root):
+    """A private data directory as AWX gives one to ansible-runner for a job.
+
+    project/      the project's checkout (AWX copies it; a link here)
+    inventory/    the inventory as AWX hands it over: an executable script that prints the JSON of
+                  `ansible-inventory --list --export` of the SCM inventory source (AWX imported it); the
+                  SSH key is not in it but in the Machine credential
+    env/ssh_key   the Machine credential's key (runner loads it into an ssh-agent)
+    env/extravars the survey's answers
+    env/envvars   where the project's collections were installed (AWX: by the project sync)
+    env/settings  the job timeout
+    """
+    (root / "env").mkdir(parents=True)
+    (root / "inventory").mkdir()
+    os.symlink(lab.REPO, root / "project")
+    proc = lab.run([lab.BIN / "ansible-inventory", "-i", lab.INVENTORY, "--list", "--export"], echo=False)
+    assert proc.returncode == 0, proc.stdout
+    inventory = json.loads(proc.stdout)
+    inventory["all"]["vars"].pop("ansible_ssh_private_key_file")
+    script = root / "inventory" / "hosts"
+    script.write_text("#!/usr/bin/env python3\nimport sys\nprint(%r if '--list' in sys.argv else '{}')\n" % json.dumps(inventory),
+                      encoding="utf-8")
+    script.chmod(0o755)
+    shutil.copyfile(lab.CACHE / "ssh" / "id_ed25519", root / "env" / "ssh_key")
+    (root / "env" / "extravars").write_text(json.dumps({"infiniband_allow_reboot": True}), encoding="utf-8")
+    (root / "env" / "envvars").write_text(json.dumps({"ANSIBLE_COLLECTIONS_PATH": str(lab.REPO / ".collections"),
+                                                      "ANSIBLE_NOCOLOR": "1"}), encoding="utf-8")
+    (root / "env" / "settings").write_text(json.dumps({"job_timeout": 1800}), encoding="utf-8")
+    return root
+
+
+def test_site_through_ansible_runner_with_reboots(fresh_lab, tmp_path_factory):
+    root = _private_data_dir(tmp_path_factory.mktemp("awx-job") / "pdd")
+    proc = lab.run([lab.BIN / "ansible-runner", "run", root, "-p", "playbooks/site.yml", "--ident", "site"])
+    artifacts = root / "artifacts" / "site"
+    status = (artifacts / "status").read_text(encoding="utf-8").strip()
+    assert (proc.returncode, status) == (0, "successful"), "ansible-runner: rc %d, status %s" % (proc.returncode, status)
+    stats = [json.loads(p.read_text(encoding="utf-8")) for p in (artifacts / "job_events").glob("*.json")]
+    stats = [e["event_data"] for e in stats if e.get("event") == "playbook_on_stats"]
+    assert len(stats) == 1 and not stats[0]["failures"] and not stats[0]["dark"], stats
+    assert sorted(stats[0]["ok"]) == list(lab.NODES), stats[0]["ok"]
+    # The key went to the agent, never into the output.
+    key = (lab.CACHE / "ssh" / "id_ed25519").read_text(encoding="utf-8").splitlines()[1]
+    assert key not in (artifacts / "stdout").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("node", lab.NODES)
+def test_node_holds_what_the_inventory_asks(fresh_lab, node):
+    """Read through the node's sysfs (the simulator's, as a real kernel shows it) and the simulator's log."""
+    expected = EXPECTED[node]
+    for pci, layer in expected["link_layers"].items():
+        rdma = lab.state(node)["runtime"]["functions"][pci]["rdma"]
+        assert lab.sysfs(node, "/sys/class/infiniband/%s/ports/1/link_layer" % rdma) == layer, "%s %s (%s)" % (node, pci, rdma)
+    for pci, count in expected["vfs"].items():
+        assert lab.sysfs(node, "/sys/bus/pci/devices/%s/sriov_numvfs" % pci) == str(count), "%s %s" % (node, pci)
+    assert lab.state(node)["runtime"]["netns_mode"] == "exclusive"
+    writes = [c for c in lab.calls(node) if c.get("kind") == "write" and c.get("tool") in ("mlxconfig", "mstconfig")]
+    assert len(writes) == expected["fw_writes"], [c["argv"] for c in writes]
+    assert lab.boot_count(node) == expected["boots"]
+
+
+def test_second_run_changes_nothing_and_reboots_nothing(fresh_lab):
+    boots = {n: lab.boot_count(n) for n in lab.NODES}
+    proc = lab.playbook("site.yml", "-e", "infiniband_allow_reboot=true")
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    counts = lab.recap(proc.stdout)
+    assert sorted(counts) == list(lab.NODES), counts
+    assert all(c["changed"] == 0 and c["failed"] == 0 for c in counts.values()), counts
+    assert {n: lab.boot_count(n) for n in lab.NODES} == boots
+    assert "No node waits for a reboot." in proc.stdout
+
+
+def test_a_failed_reboot_stops_the_batches_after_it(fresh_lab, tmp_path):
+    """Every node waits (an entry recorded here); node01's reboot command fails. Batches of 2 with
+    max_fail_percentage 0: node01 and node02 form the first batch, node02 reboots, node01 fails, and
+    node03's batch never starts."""
+    record = lab.run([lab.BIN / "ansible", "-i", lab.INVENTORY, "ib_nodes", "-m", "fabric.infiniband.pending_action",
+                      "-a", "name=lab_test reason='a test of the reboot batches'"])
+    assert record.returncode == 0
+    broken = tmp_path / "broken-reboot.yml"
+    broken.write_text("all:\n  hosts:\n    node01:\n      infiniband_reboot_command: ['false']\n", encoding="utf-8")
+    boots = {n: lab.boot_count(n) for n in lab.NODES}
+    try:
+        proc = lab.playbook("reboot.yml", "-e", "infiniband_allow_reboot=true", "-e", "infiniband_reboot_serial=2",
+                            inventories=(lab.INVENTORY, broken))
+        assert proc.returncode != 0
+        assert lab.recap(proc.stdout)["node01"]["failed"] == 1, proc.stdout[-3000:]
+        assert {n: lab.boot_count(n) - boots[n] for n in lab.NODES} == {"node01": 0, "node02": 1, "node03": 0}
+    finally:
+        lab.run([lab.BIN / "ansible", "-i", lab.INVENTORY, "ib_nodes", "-m", "fabric.infiniband.pending_action",
+                 "-a", "name=lab_test state=absent"])
