@@ -17,7 +17,9 @@ The lab's nodes (inventories/lab):
 
 import json
 import os
+import secrets
 import shutil
+import sys
 
 import pytest
 
@@ -155,3 +157,45 @@ def test_a_failed_reboot_stops_the_batches_after_it(fresh_lab, tmp_path):
     finally:
         lab.run([lab.BIN / "ansible", "-i", lab.INVENTORY, "ib_nodes", "-m", "fabric.infiniband.pending_action",
                  "-a", "name=lab_test state=absent"])
+
+
+def test_secrets_never_reach_the_output(fresh_lab, tmp_path):
+    """reboot.yml at -vvv with a BMC password and a kubeconfig holding a token, given as AWX gives them (an extra
+    vars file, a kubeconfig file named by the control host's k8s_network_kubeconfig). The API server and the BMC
+    (127.0.0.1:9) refuse the connection, so the drain and the power cycle fail: their failures are output too."""
+    password = "bmc-" + secrets.token_hex(12)
+    token = "tok-" + secrets.token_hex(16)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "lab",
+        "clusters": [{"name": "lab", "cluster": {"server": "https://127.0.0.1:9", "insecure-skip-tls-verify": True}}],
+        "users": [{"name": "lab", "user": {"token": token}}],
+        "contexts": [{"name": "lab", "context": {"cluster": "lab", "user": "lab"}}]}), encoding="utf-8")
+    control = tmp_path / "k8s-control.yml"
+    control.write_text(json.dumps({"all": {"children": {"k8s_control": {"hosts": {"localhost": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+        "k8s_network_kubeconfig": str(kubeconfig)}}}}}}), encoding="utf-8")
+    extravars = tmp_path / "extravars.json"
+    extravars.write_text(json.dumps({"infiniband_allow_reboot": True, "infiniband_bmc_address": "https://127.0.0.1:9",
+                                     "infiniband_bmc_username": "admin", "infiniband_bmc_password": password,
+                                     "infiniband_bmc_validate_certs": False, "infiniband_reboot_timeout": 30}), encoding="utf-8")
+    entry = lab.run([lab.BIN / "ansible", "-i", lab.INVENTORY, "node03", "-m", "fabric.infiniband.pending_action",
+                     "-a", "name=lab_secrets action=power_cycle reason='a test of the secrets'"])
+    assert entry.returncode == 0
+    try:
+        outputs = {}
+        for case, drain in (("drain", "true"), ("bmc", "false")):
+            proc = lab.playbook("reboot.yml", "-vvv", "-e", "@%s" % extravars, "-e", "infiniband_drain=%s" % drain,
+                                "--limit", "node03", inventories=(lab.INVENTORY, control))
+            outputs[case] = proc.stdout
+            # Each run reached the step that uses the secret, and failed there.
+            assert proc.returncode != 0 and lab.recap(proc.stdout)["node03"]["failed"] == 1, proc.stdout[-3000:]
+        assert "Cordon and drain the Kubernetes node" in outputs["drain"]
+        assert "Power-cycle the node through its BMC (Redfish)" in outputs["bmc"]
+        for case, output in outputs.items():
+            assert password not in output, "%s: the BMC password is in the output" % case
+            assert token not in output, "%s: the kubeconfig's token is in the output" % case
+        assert lab.boot_count("node03") == EXPECTED["node03"]["boots"]
+    finally:
+        lab.run([lab.BIN / "ansible", "-i", lab.INVENTORY, "node03", "-m", "fabric.infiniband.pending_action",
+                 "-a", "name=lab_secrets state=absent"])
