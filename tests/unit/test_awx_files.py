@@ -23,9 +23,6 @@ import yaml
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 AWX = os.path.join(ROOT, "awx")
 
-# Playbooks that job templates may name before they exist: other parts of issue 7 write them.
-# Remove an entry when its playbook lands (the test then requires the file).
-PLANNED_PLAYBOOKS = {"playbooks/reboot.yml", "playbooks/verify.yml"}
 
 # AWX's built-in credential types the templates may use, besides those of credential_types.yml.
 BUILTIN_CREDENTIAL_TYPES = {"Machine", "Source Control", "Vault", "Container Registry"}
@@ -63,13 +60,10 @@ def test_the_three_templates():
 
 
 @pytest.mark.parametrize("template", TEMPLATES, ids=_ids(TEMPLATES))
-def test_playbook_exists_or_is_planned(template):
+def test_playbook_exists(template):
     playbook = template["playbook"]
     assert not os.path.isabs(playbook) and ".." not in playbook.split("/")
-    if playbook in PLANNED_PLAYBOOKS and not os.path.exists(os.path.join(ROOT, playbook)):
-        return
-    assert os.path.isfile(os.path.join(ROOT, playbook)), "%s names %s, which is neither in the project nor planned" % (
-        template["name"], playbook)
+    assert os.path.isfile(os.path.join(ROOT, playbook)), "%s names %s, which is not in the project" % (template["name"], playbook)
 
 
 @pytest.mark.parametrize("template", TEMPLATES, ids=_ids(TEMPLATES))

@@ -1,0 +1,200 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""verify_checks: a converged node passes, a node that is not converged fails with readable sentences,
+checks a host's roles do not ask are "not asked", and the topology maps onto the hosts."""
+
+from __future__ import annotations
+
+import copy
+
+from ansible_collections.fabric.infiniband.plugins.filter.verify_checks import verify_checks
+from ansible_collections.fabric.infiniband.plugins.module_utils import ibnetdiscover
+from ansible_collections.fabric.infiniband.plugins.module_utils import sriov
+from ansible_collections.fabric.infiniband.tests.unit.conftest import read_fixture
+
+
+def _port(guid, lid, layer="InfiniBand", state="ACTIVE", phys="LinkUp", sm_lid=1, pkeys=("0xffff",)):
+    return {"port": 1, "link_layer": layer, "state": state, "physical_state": phys, "lid": lid, "sm_lid": sm_lid,
+            "port_guid": guid, "pkeys": list(pkeys), "netdev": None}
+
+
+def _pf(bdf, dev, port, model="ConnectX-6", sriov_files=None):
+    return {"pci_address": bdf, "card_address": bdf[:-2], "rdma_device": dev, "is_vf": False, "model": model,
+            "node_guid": port["port_guid"], "sriov": sriov_files, "ports": [port], "netdevs": []}
+
+
+def _vf(bdf, guid):
+    return {"pci_address": bdf, "card_address": bdf[:-2], "rdma_device": None, "is_vf": True, "model": "ConnectX-6 VF",
+            "node_guid": guid, "sriov": None, "ports": [], "netdevs": []}
+
+
+def _scheme(host, count, pf_index=0):
+    return [sriov.format_guid(sriov.scheme_guid(0x02FA, sriov.host_id(host), pf_index, vf)) for vf in range(count)]
+
+
+def _lab_nodes():
+    """The lab's three nodes, converged: node01 two IB functions, node02 one with 2 VFs, node03 IB + Ethernet."""
+    vfs = _scheme("node02", 2)
+    node01 = {"hcas": [_pf("0000:3b:00.0", "mlx5_0", _port("0x0c42a10300aa0010", 2)),
+                       _pf("0000:3b:00.1", "mlx5_1", _port("0x0c42a10300aa0011", 4))],
+              "rdma_system": {"netns_mode": "exclusive"}}
+    node02 = {"hcas": [_pf("0000:c1:00.0", "mlx5_0", _port("0xc470bd0300cf4960", 5, pkeys=("0xffff", "0x8001")), model="ConnectX-7",
+                           sriov_files={"total_vfs": 16, "num_vfs": 2, "vfs": ["0000:c1:00.1", "0000:c1:00.2"]}),
+                       _vf("0000:c1:00.1", vfs[0]), _vf("0000:c1:00.2", vfs[1])],
+              "rdma_system": {"netns_mode": "exclusive"}}
+    node03 = {"hcas": [_pf("0000:86:00.0", "mlx5_0", _port("0x98039b0300c0ff10", 3), model="ConnectX-5"),
+                       _pf("0000:86:00.1", "mlx5_1", _port("0x9a039bfffec0ff11", 0, layer="Ethernet", sm_lid=0, pkeys=()),
+                           model="ConnectX-5")],
+              "rdma_system": {"netns_mode": "exclusive"}}
+    expect = {"link_type_default": "ib", "link_type_adapters": [], "rdma_netns_mode": "exclusive", "sriov_pfs": []}
+    empty = {"entries": {}}
+    return {
+        "node01": {"hca": node01, "pending": empty, "expect": dict(expect)},
+        "node02": {"hca": node02, "pending": empty,
+                   "expect": dict(expect, sriov_pfs=[{"pf": "0000:c1:00.0", "num_vfs": 2}])},
+        "node03": {"hca": node03, "pending": empty,
+                   "expect": dict(expect, link_type_adapters=[{"model": "ConnectX-5", "ports": ["ib", "eth"]}])},
+    }
+
+
+PARTITIONS = [{"name": "storage", "pkey": "0x0001", "members": ["node02"]}]
+
+
+def _topology():
+    return ibnetdiscover.parse(read_fixture("ibnetdiscover/lab_ibsim_diags44.txt"))
+
+
+def _by(report, host):
+    return [h for h in report["hosts"] if h["host"] == host][0]
+
+
+def _status(report, host, category):
+    return sorted({c["status"] for c in _by(report, host)["checks"] if c["category"] == category})
+
+
+def test_converged_lab_passes_and_maps_the_topology():
+    report = verify_checks(_lab_nodes(), topology=_topology(), topology_host="node01", partitions=PARTITIONS,
+                           groups={"all": ["node01", "node02", "node03"]})
+    assert report["failures"] == []
+    assert report["ok"] is True
+    assert report["summary"] == "all 3 nodes pass"
+    assert _status(report, "node01", "vfs") == ["not asked"]
+    assert _status(report, "node02", "vf_guids") == ["ok"]
+    assert _status(report, "node03", "link_layer") == ["ok"]
+    hosts = {(h["host"], h["rdma_device"]) for h in report["fabric"]["hcas"]}
+    assert hosts == {("node01", "mlx5_0"), ("node01", "mlx5_1"), ("node02", "mlx5_0"), ("node03", "mlx5_0")}
+    assert {h["status"] for h in report["fabric"]["hcas"]} == {"ok"}
+    assert report["fabric"]["host"] == "node01" and report["fabric"]["error"] is None
+    # the JSON shape: every check has name, expected, actual, ok
+    for entry in report["hosts"]:
+        for check in entry["checks"]:
+            assert set(check) >= {"name", "expected", "actual", "ok", "status", "category"}
+
+
+def test_not_converged_node_fails_with_sentences():
+    nodes = _lab_nodes()
+    node = nodes["node01"]["hca"]
+    node["hcas"][0]["ports"][0].update(link_layer="Ethernet")
+    node["hcas"][1]["ports"][0].update(state="INIT", sm_lid=0, lid=65535)
+    node["rdma_system"]["netns_mode"] = "shared"
+    nodes["node01"]["pending"] = {"entries": {"link_type": {"action": "reboot"}}}
+    report = verify_checks(nodes, topology=_topology(), topology_host="node01", partitions=PARTITIONS,
+                           groups={"all": sorted(nodes)})
+    assert report["ok"] is False
+    assert report["summary"] == "1 of 3 nodes fail 5 checks: node01"
+    assert report["failures"] == [
+        "node01: link layer mlx5_0/1: expected InfiniBand, found Ethernet",
+        "node01: port state mlx5_1/1: expected ACTIVE/LinkUp, found INIT/LinkUp",
+        "node01: SM of mlx5_1/1: expected SM LID not 0, found SM LID 0",
+        "node01: RDMA netns mode: expected exclusive, found shared",
+        "node01: pending actions: expected nothing pending, found link_type (reboot)",
+    ]
+    # mlx5_0 runs Ethernet on the host but is still cabled: the picture names it by its node GUID
+    assert sorted((h["host"], h["rdma_device"]) for h in report["fabric"]["hcas"] if h["host"] == "node01") == [
+        ("node01", "mlx5_0"), ("node01", "mlx5_1")]
+    assert {h["status"] for h in report["fabric"]["hcas"] if h["host"] == "node01"} == {"fail"}
+    assert {h["status"] for h in report["fabric"]["hcas"] if h["host"] == "node02"} == {"ok"}
+
+
+def test_pkeys_of_member_partitions_and_default():
+    nodes = _lab_nodes()
+    nodes["node02"]["hca"]["hcas"][0]["ports"][0]["pkeys"] = ["0xffff"]
+    report = verify_checks(nodes, partitions=PARTITIONS + [{"name": "all", "pkey": 2, "members": ["ALL"]}],
+                           groups={"all": sorted(nodes)})
+    failures = [f for f in report["failures"] if "P_Keys" in f]
+    assert failures == ["node01: P_Keys of mlx5_0/1: expected [0x0002, 0x7fff], found [0xffff]",
+                        "node01: P_Keys of mlx5_1/1: expected [0x0002, 0x7fff], found [0xffff]",
+                        "node02: P_Keys of mlx5_0/1: expected [0x0001, 0x0002, 0x7fff], found [0xffff]",
+                        "node03: P_Keys of mlx5_0/1: expected [0x0002, 0x7fff], found [0xffff]"]
+
+
+def test_vf_guids_wrong_missing_and_duplicated():
+    nodes = _lab_nodes()
+    vfs = nodes["node02"]["hca"]["hcas"]
+    vfs[2]["node_guid"] = "0x0000000000000000"
+    # node01 gets a VF that clashes with node02's first one
+    nodes["node01"]["hca"]["hcas"][0]["sriov"] = {"total_vfs": 8, "num_vfs": 1, "vfs": ["0000:3b:00.2"]}
+    nodes["node01"]["hca"]["hcas"].append(_vf("0000:3b:00.2", vfs[1]["node_guid"]))
+    nodes["node01"]["expect"]["sriov_pfs"] = [{"pf": "mlx5_0", "num_vfs": 1, "guids": [vfs[1]["node_guid"]]}]
+    report = verify_checks(nodes)
+    guids = [f for f in report["failures"] if "GUID" in f]
+    assert len(guids) == 2
+    assert guids[0].startswith("node01: VF GUIDs of mlx5_0: expected [%s], found [%s]; used more than once over the fleet: %s (node01 VF 0"
+                               % (vfs[1]["node_guid"], vfs[1]["node_guid"], vfs[1]["node_guid"]))
+    assert guids[1] == ("node02: VF GUIDs of mlx5_0: expected [%s], found [%s, 0x0000000000000000]; used more than once over "
+                        "the fleet: %s (node01 VF 0 of mlx5_0, node02 VF 0 of mlx5_0)") % (
+        ", ".join(_scheme("node02", 2)), _scheme("node02", 2)[0], _scheme("node02", 2)[0])
+
+
+def test_port_missing_from_the_fabric():
+    topology = _topology()
+    topology["hcas"] = [h for h in topology["hcas"] if not h["description"].startswith("node03")]
+    report = verify_checks(_lab_nodes(), topology=topology, topology_host="node01")
+    assert report["failures"] == ["node03: mlx5_0/1 in the fabric: expected 0x98039b0300c0ff10, found not seen"]
+
+
+def test_vf_count_short_and_sriov_off():
+    nodes = _lab_nodes()
+    nodes["node02"]["hca"]["hcas"][0]["sriov"] = None
+    report = verify_checks(nodes)
+    assert "node02: VFs of mlx5_0: expected 2, found SR-IOV off" in report["failures"]
+    assert "node02: VF GUIDs of mlx5_0: expected [%s], found no VF" % ", ".join(_scheme("node02", 2)) in report["failures"]
+
+
+def test_sm_must_be_an_opensm_host_of_the_play():
+    nodes = _lab_nodes()
+    report = verify_checks(nodes, topology=_topology(), sm_hosts=["node03"])
+    # the lab's SM is the switch (LID 1), not node03 (LID 3)
+    assert "node01: SM of mlx5_0/1: expected SM LID of node03 (3), found SM LID 1" in report["failures"]
+    for entry in nodes.values():
+        for hca in entry["hca"]["hcas"]:
+            for port in hca["ports"]:
+                if port["link_layer"] == "InfiniBand":
+                    port["sm_lid"] = 3
+    assert verify_checks(nodes, topology=_topology(), sm_hosts=["node03"])["ok"] is True
+
+
+def test_unreachable_host_and_failed_topology():
+    nodes = _lab_nodes()
+    nodes["node03"] = {}
+    report = verify_checks(nodes, topology={"failed": True, "msg": "ibnetdiscover could not discover the fabric"}, topology_host="node01")
+    assert _by(report, "node03")["ok"] is False
+    assert report["failures"] == ["node03: no data from the node: unreachable, or its discovery failed"]
+    assert _status(report, "node03", "pkeys") == ["fail"]
+    assert report["fabric"]["error"] == "ibnetdiscover could not discover the fabric"
+    assert report["fabric"]["hcas"] == []
+    assert _status(report, "node01", "fabric") == ["not asked"]
+
+
+def test_bad_inventory_is_a_failing_check_not_a_crash():
+    nodes = _lab_nodes()
+    nodes["node01"]["expect"]["link_type_adapters"] = [{"pci_address": "0000:99:00.0", "ports": ["ib"]}]
+    nodes["node02"]["expect"]["sriov_pfs"] = [{"pf": "0000:99:00.0", "num_vfs": 2}]
+    report = verify_checks(copy.deepcopy(nodes), partitions=[{"name": "x", "pkey": "0x9999"}])
+    text = "\n".join(report["failures"])
+    assert "node01: link_type plan: expected a valid link_type_adapters" in text
+    assert "node02: sriov plan: expected a valid sriov_pfs" in text
+    assert "opensm_partitions: expected valid partitions" in text
