@@ -95,6 +95,7 @@ from ansible_collections.fabric.infiniband.plugins.filter.link_type_plan import 
 from ansible_collections.fabric.infiniband.plugins.filter.sriov_plan import sriov_plan
 from ansible_collections.fabric.infiniband.plugins.module_utils import ibnetdiscover
 from ansible_collections.fabric.infiniband.plugins.module_utils import opensm
+from ansible_collections.fabric.infiniband.plugins.module_utils.sysfs import ETHERNET_ONLY_MODELS
 
 CATEGORIES = (
     ("link_layer", "link layer"),
@@ -144,6 +145,8 @@ def _link_layer(hca, expect):
         plan = link_type_plan(hca, expect.get("link_type_default", "ib"), expect.get("link_type_adapters") or [])
     except AnsibleFilterError as exc:
         return [_check("link_layer", "link_type plan", "a valid link_type_adapters", str(exc), False)]
+    # An Ethernet-only card has no link type to set (the link_type role learns it from the firmware tool).
+    plan = [card for card in plan if card.get("model") not in ETHERNET_ONLY_MODELS]
     if not plan:
         return [_not_asked("link_layer", "no card with a link type to set")]
     by_card = {}

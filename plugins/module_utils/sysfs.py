@@ -51,6 +51,10 @@ PCI_MODELS = {
     "0xa2dc": ("BlueField-3", False),
 }
 
+# Models whose ports are Ethernet only: their firmware has no LINK_TYPE_Pn (link_type leaves them to
+# the firmware tool's answer; verify does not expect InfiniBand of them).
+ETHERNET_ONLY_MODELS = frozenset(("ConnectX-4 Lx", "ConnectX-6 Lx", "ConnectX-6 Dx"))
+
 LOCKDOWN_MODES = ("none", "integrity", "confidentiality")
 
 _BDF_RE = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")

@@ -64,6 +64,7 @@ def test_check_mode_on_fresh_nodes_changes_nothing(fresh_lab):
     counts = lab.recap(proc.stdout)
     assert all(counts[n]["changed"] > 0 for n in lab.NODES), counts
     assert "LINK_TYPE_P1" in proc.stdout, "--diff did not show node01's link type change"
+    assert "options ib_core netns_mode=0" in proc.stdout, "--diff did not show the RDMA netns modprobe file"
 
 
 def _private_data_dir(root):
@@ -138,23 +139,56 @@ def test_second_run_changes_nothing_and_reboots_nothing(fresh_lab):
     assert "No node waits for a reboot." in proc.stdout
 
 
-def test_a_failed_reboot_stops_the_batches_after_it(fresh_lab, tmp_path):
-    """Every node waits (an entry recorded here); node01's reboot command fails. Batches of 2 with
-    max_fail_percentage 0: node01 and node02 form the first batch, node02 reboots, node01 fails, and
-    node03's batch never starts."""
+def test_verify_passes_and_writes_the_fabric_report(fresh_lab, tmp_path):
+    proc = lab.playbook("verify.yml", "-e", "verify_report_dir=%s" % tmp_path)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert "all 3 nodes pass" in proc.stdout
+    report = json.loads((tmp_path / "fabric-report.json").read_text(encoding="utf-8"))
+    assert report["ok"] is True and report["failures"] == []
+    assert sorted(h["host"] for h in report["hosts"]) == list(lab.NODES)
+    # Every IB port in the picture: ibsim's one switch and the 4 InfiniBand ports of the 3 nodes.
+    html = (tmp_path / "fabric-report.html").read_text(encoding="utf-8")
+    svg = html[html.index("<svg"):html.index("</svg>")]
+    assert "Switch1" in svg and all(node in svg for node in lab.NODES), svg[:2000]
+    assert (tmp_path / "fabric-report.txt").read_text(encoding="utf-8").count("\n") >= 4
+
+
+def test_verify_fails_what_the_inventory_does_not_hold(fresh_lab, tmp_path):
+    """The inventory now asks for the shared RDMA netns mode and Ethernet by default (node03 names its ports): verify
+    fails, says which check of which node, and changes nothing."""
+    before = {n: lab.durable_state(n) for n in lab.NODES}
+    proc = lab.playbook("verify.yml", "-e", "rdma_netns_mode=shared", "-e", "link_type_default=eth",
+                        "-e", "verify_report_dir=%s" % tmp_path)
+    assert proc.returncode != 0
+    report = json.loads((tmp_path / "fabric-report.json").read_text(encoding="utf-8"))
+    assert report["ok"] is False and report["summary"].startswith("3 of 3 nodes fail"), report["summary"]
+    failing = {(h["host"], c["category"]) for h in report["hosts"] for c in h["checks"] if c["ok"] is False}
+    assert failing == {(n, "netns") for n in lab.NODES} | {("node01", "link_layer"), ("node02", "link_layer")}, failing
+    assert "node01: RDMA netns mode: expected shared, found exclusive" in proc.stdout
+    assert {n: lab.durable_state(n) for n in lab.NODES} == before
+
+
+def test_a_node_lost_in_a_reboot_stops_the_batches_after_it(fresh_lab, tmp_path):
+    """Every node waits (an entry recorded here); node01's reboot takes it away for good (its container stops and
+    does not come back). Batches of 2 with max_fail_percentage 0: node01 and node02 form the first batch, node02
+    reboots, node01 never answers again, and node03's batch never starts."""
     record = lab.run([lab.BIN / "ansible", "-i", lab.INVENTORY, "ib_nodes", "-m", "fabric.infiniband.pending_action",
                       "-a", "name=lab_test reason='a test of the reboot batches'"])
     assert record.returncode == 0
-    broken = tmp_path / "broken-reboot.yml"
-    broken.write_text("all:\n  hosts:\n    node01:\n      infiniband_reboot_command: ['false']\n", encoding="utf-8")
+    lost = tmp_path / "lost-node.yml"
+    lost.write_text(json.dumps({"all": {"hosts": {"node01": {
+        "infiniband_reboot_command": ["podman", "stop", "-t", "1", "fabric-lab-node01"], "infiniband_reboot_timeout": 20}}}}),
+        encoding="utf-8")
     boots = {n: lab.boot_count(n) for n in lab.NODES}
     try:
         proc = lab.playbook("reboot.yml", "-e", "infiniband_allow_reboot=true", "-e", "infiniband_reboot_serial=2",
-                            inventories=(lab.INVENTORY, broken))
+                            inventories=(lab.INVENTORY, lost))
         assert proc.returncode != 0
-        assert lab.recap(proc.stdout)["node01"]["failed"] == 1, proc.stdout[-3000:]
-        assert {n: lab.boot_count(n) - boots[n] for n in lab.NODES} == {"node01": 0, "node02": 1, "node03": 0}
+        node01 = lab.recap(proc.stdout)["node01"]
+        assert node01["failed"] + node01["unreachable"] == 1, proc.stdout[-3000:]
+        assert {n: lab.boot_count(n) - boots[n] for n in ("node02", "node03")} == {"node02": 1, "node03": 0}
     finally:
+        lab.labctl("up")  # node01 back (its boot count moves: the tests after this one do not use it)
         lab.run([lab.BIN / "ansible", "-i", lab.INVENTORY, "ib_nodes", "-m", "fabric.infiniband.pending_action",
                  "-a", "name=lab_test state=absent"])
 

@@ -198,3 +198,16 @@ def test_bad_inventory_is_a_failing_check_not_a_crash():
     assert "node01: link_type plan: expected a valid link_type_adapters" in text
     assert "node02: sriov plan: expected a valid sriov_pfs" in text
     assert "opensm_partitions: expected valid partitions" in text
+
+
+def test_an_ethernet_only_card_is_not_expected_on_infiniband():
+    """node02 of the lab also has a ConnectX-4 Lx, whose ports are Ethernet only: no link layer is asked of it."""
+    nodes = _lab_nodes()
+    lx = [_pf("0000:5e:00.%d" % f, "mlx5_%d" % (f + 1), _port("0x1c34da0300aa00%02x" % f, 0, layer="Ethernet", sm_lid=0, pkeys=()),
+              model="ConnectX-4 Lx") for f in (0, 1)]
+    nodes["node02"]["hca"]["hcas"].extend(lx)
+    report = verify_checks(nodes, topology=_topology(), topology_host="node01", partitions=PARTITIONS,
+                           groups={"all": ["node01", "node02", "node03"]})
+    layers = [c for c in _by(report, "node02")["checks"] if c["category"] == "link_layer"]
+    assert [c["status"] for c in layers] == ["ok"]
+    assert not any("5e:00" in c["name"] for c in layers)
