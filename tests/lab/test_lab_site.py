@@ -137,6 +137,7 @@ def test_second_run_changes_nothing_and_reboots_nothing(fresh_lab):
     assert all(c["changed"] == 0 and c["failed"] == 0 for c in counts.values()), counts
     assert {n: lab.boot_count(n) for n in lab.NODES} == boots
     assert "No node waits for a reboot." in proc.stdout
+    assert "all 3 nodes pass" in proc.stdout  # site.yml ends with verify.yml
 
 
 def test_verify_passes_and_writes_the_fabric_report(fresh_lab, tmp_path):
