@@ -5,7 +5,7 @@
 
 ``main`` loads the state under its lock, runs the tool, saves the state if the tool changed it,
 appends one line to the call log, prints the tool's stdout/stderr and returns its exit code.
-``fabricsim`` is the admin tool: ``boot`` (power-on rules), ``power-cycle``, ``show``.
+``fabricsim`` is the admin tool: ``boot`` (power-on rules), ``power-cycle``, ``fault`` (inject one), ``show``.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def available(state, tool):
 
 
 def admin(state, argv):
-    """``fabricsim boot|power-cycle|show``."""
+    """``fabricsim boot|power-cycle|fault|show``."""
     cmd = argv[0] if argv else "show"
     if cmd == "boot":
         sim_state.power_on(state)
@@ -58,9 +58,16 @@ def admin(state, argv):
     if cmd in ("power-cycle", "power_cycle"):
         sim_state.power_cycle(state)
         return Result(0, "", "", "write")
+    if cmd == "fault":
+        # fabricsim fault <name> <count>: inject a fault (lab/README.md, "Faults"); 0 clears it
+        try:
+            sim_state.set_fault(state, argv[1], int(argv[2]))
+        except (IndexError, ValueError, sim_state.StateError) as exc:
+            return Result(2, "", "usage: fabricsim fault <name> <count> (%s)\n" % exc, "read")
+        return Result(0, "", "", "fault")
     if cmd == "show":
         return Result(0, json.dumps(sim_state.summary(state), indent=2, sort_keys=True) + "\n", "", "read")
-    return Result(2, "", "usage: fabricsim {boot|power-cycle|show}\n", "read")
+    return Result(2, "", "usage: fabricsim {boot|power-cycle|fault|show}\n", "read")
 
 
 def run_tool(state, tool, argv, stdin=None):

@@ -510,6 +510,13 @@ class Tool:
                 self.p("Failed!\n")
                 self.e("Operation is not supported (Read only TLV: %s)" % param.tlv)
                 return RC_ERROR
+        if sim_state.take_fault(self.state, "firmware_set"):
+            # An injected fault (faults.firmware_set): the write fails, nothing changes; the wording is the
+            # simulator's own, not a recorded output.
+            self.kind = "write"
+            self.p("Failed!\n")
+            self.e("Failed to set configuration: the device did not complete the command (injected fault)")
+            return RC_ERROR
         for param, index, parsed in changes:
             sim_state.set_param(self.state, func.adapter, param.name, parsed, index)
         self.kind = "write"

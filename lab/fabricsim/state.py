@@ -239,6 +239,7 @@ def normalize(desc):
         raise StateError("kernel.lockdown must be one of %s" % ", ".join(LOCKDOWN_LEVELS))
     if kernel["netns_mode"] not in ("shared", "exclusive"):
         raise StateError("kernel.netns_mode must be shared or exclusive")
+    _check_faults(st.get("faults", {}))
     fabric = st.setdefault("fabric", {})
     fabric.setdefault("switch", "Switch1")
     ports = fabric.setdefault("ports", {})
@@ -315,6 +316,53 @@ def _normalize_nvidia(st):
     peermem.setdefault("users", 0)
     if peermem["installed"] and not nv["installed"]:
         raise StateError("nvidia.peermem.installed needs nvidia.installed (it ships with the driver)")
+
+
+# --------------------------------------------------------------------------------------
+# Injected faults (the robustness suite): what a real host does now and then, on demand
+# --------------------------------------------------------------------------------------
+# name -> what its value says
+FAULTS = {
+    # the next N firmware `set` calls (mlxconfig/mstconfig) fail after "Applying...": nothing is written
+    "firmware_set": "a count",
+}
+
+
+def _check_faults(faults):
+    if not isinstance(faults, dict):
+        raise StateError("faults must be an object")
+    for name, value in faults.items():
+        if name not in FAULTS:
+            raise StateError("faults.%s is unknown; known: %s" % (name, ", ".join(sorted(FAULTS))))
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise StateError("faults.%s must be %s (0 or more)" % (name, FAULTS[name]))
+
+
+def take_fault(state, name):
+    """Whether fault ``name`` strikes now; a count goes down by one each time it does (0 removes it)."""
+    faults = state.get("faults", {})
+    left = faults.get(name, 0)
+    if not left:
+        return False
+    if left > 1:
+        faults[name] = left - 1
+    else:
+        del faults[name]
+        if not faults:
+            state.pop("faults", None)
+    return True
+
+
+def set_fault(state, name, value):
+    """``fabricsim fault <name> <value>`` (0 clears it)."""
+    faults = dict(state.get("faults", {}))
+    faults[name] = value
+    _check_faults(faults)
+    faults = {k: v for k, v in faults.items() if v}
+    if faults:
+        state["faults"] = faults
+    else:
+        state.pop("faults", None)
 
 
 def load(path=None):

@@ -175,6 +175,12 @@ def ipoib_plan(hca, config, mtu=2044, mode="datagram"):
         _fail("ipoib_plan expects the registered result of fabric.infiniband.hca_info")
     if not isinstance(config, list):
         _fail("ipoib_config must be a list of ports")
+    if mode not in MODES:
+        _fail("ipoib_mode %r must be one of: %s" % (mode, ", ".join(MODES)))
+    # The role-wide MTU is checked even when no entry uses it, so that a bad value fails at once.
+    if isinstance(mtu, bool) or not str(mtu).isdigit() or not MIN_MTU <= int(mtu) <= MAX_MTU[mode]:
+        _fail("ipoib_mtu %r is out of range: accepted %d to %d in the %s mode (ipoib_mode; connected allows up to %d)"
+              % (mtu, MIN_MTU, MAX_MTU[mode], mode, MAX_MTU["connected"]))
     ports = _ports(hca)
     plan, taken = [], {}
     for i, item in enumerate(config):

@@ -80,6 +80,18 @@ def test_bad_input_names_the_variable(hca, config, says):
     assert says in str(err.value)
 
 
+@pytest.mark.parametrize("mtu, mode, says", [
+    (70000, "datagram", "ipoib_mtu 70000 is out of range: accepted 1280 to 4092 in the datagram mode"),
+    (70000, "connected", "accepted 1280 to 65520 in the connected mode"),
+    ("big", "datagram", "ipoib_mtu 'big' is out of range"),
+    (2044, "unreliable", "ipoib_mode 'unreliable' must be one of: datagram, connected"),
+])
+def test_role_wide_mtu_and_mode_are_checked_without_entries(mtu, mode, says):
+    with pytest.raises(AnsibleFilterError) as err:
+        ipoib_plan(_hca(), [], mtu=mtu, mode=mode)
+    assert says in str(err.value)
+
+
 def test_same_address_twice_is_left_to_the_play_wide_check():
     plan = ipoib_plan(_hca(), [{"device": "mlx5_0", "addresses": ["10.30.0.5/24"]},
                                {"device": "mlx5_1", "addresses": ["10.30.0.5/24"]}])
