@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.collections
 export PATH := $(VENV)/bin:$(PATH)
 
-.PHONY: help deps demo lab-down test lab-test test-vm lint sanity units changelog argspecs molecule build clean distclean
+.PHONY: help deps demo lab-down test lab-test test-vm lint sanity units changelog argspecs molecule build clean distclean bench
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -51,6 +51,9 @@ lab-test: deps ## Only the lab test (tests/lab/): resets the demo lab, site.yml 
 
 test-vm: deps ## Only the scenarios ending in _vm (Debian's kernel in QEMU; lab/vm/), the last step of make test
 	@scripts/molecule.sh --vm
+
+bench: deps ## Benchmarks on a lab instance of their own (not in make test): results/, docs/performance.md
+	$(PY) scripts/bench.py $(BENCH_ARGS)
 
 build: deps ## Build the collection artifact into .cache/build/
 	$(VENV)/bin/ansible-galaxy collection build --force --output-path .cache/build

@@ -14,21 +14,37 @@
     python lab/labctl.py reboot NODE   warm reboot (the container restarts; cards that need a cold
                                        boot keep their old configuration)
     python lab/labctl.py power-cycle NODE   cold power cycle: firmware Next Boot becomes Current
+    python lab/labctl.py inventory [--fleet N [--firmware-from DIR] [--images NAME]]
+                                       write an instance's own inventory (see below); print its path
 
 The nodes are those of ``inventories/lab/hosts.yml``; each names its state description in
 ``lab/nodes/`` with ``fabric_lab_state``.  Everything the lab keeps lives in ``.cache/lab/``.
+
+Instances: ``FABRIC_LAB_INSTANCE=<name>`` gives a second lab beside the demo lab, with its own
+containers (``fabric-<name>-``), network, SSH ports, ibsim port and ``.cache/lab-<name>/``; unset
+(or ``lab``) is the demo lab with the names above.  ``FABRIC_LAB_INVENTORY`` (a directory or its
+``hosts.yml``) names the inventory labctl reads, ``inventories/lab`` by default.  ``inventory``
+writes ``.cache/lab-<name>/inventory/``: the demo lab's nodes on the instance's ports, or with
+``--fleet N`` N nodes ``fleet001``.. that cycle the demo nodes' descriptions and host_vars without
+switch ports (no ibsim, so no port sync: ibsim serves at most 10 clients).  ``--firmware-from``
+takes their firmware values from converged nodes (``<DIR>/<node>/state/state.json``), so that a
+fleet converges without reboots; ``--images NAME`` starts each from the image ``NAME:<demo node>``
+(a ``podman commit`` of a converged node: its packages and files), so that a fleet converges
+without installing anything.  ``scripts/bench.py`` uses both.
 """
 
 import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
+import zlib
 
 import yaml
 
@@ -38,14 +54,35 @@ sys.path.insert(0, os.path.join(REPO, "lab"))
 from fabricsim import fabric  # noqa: E402  pylint: disable=wrong-import-position
 from fabricsim import state as sim_state  # noqa: E402  pylint: disable=wrong-import-position
 
-INVENTORY = os.path.join(REPO, "inventories", "lab", "hosts.yml")
+DEMO_INVENTORY = os.path.join(REPO, "inventories", "lab")
 NODES_DIR = os.path.join(REPO, "lab", "nodes")
-CACHE = os.path.join(REPO, ".cache", "lab")
 BUILD_SCRIPT = os.path.join(REPO, "lab", "image", "build.sh")
 SUITE = os.environ.get("FABRIC_LAB_SUITE", "bookworm")
-NETWORK = "fabric-lab"
-PREFIX = "fabric-lab-"
-IBSIM_PORT = 7070
+
+
+def instance_settings(name):
+    """Names, ports and cache of a lab instance; the demo lab (``lab``) keeps its historical ones."""
+    if name in ("", "lab"):
+        return {"name": "lab", "network": "fabric-lab", "prefix": "fabric-lab-", "ibsim_port": 7070,
+                "ssh_base": 2201, "cache": os.path.join(REPO, ".cache", "lab")}
+    if not name.isalnum() or not name.islower():
+        raise SystemExit("lab: FABRIC_LAB_INSTANCE must be lower-case letters and digits, not %r" % name)
+    # Derived from the name so that two instances do not collide without any registry of them.
+    slot = zlib.crc32(name.encode()) % 100
+    return {"name": name, "network": "fabric-" + name, "prefix": "fabric-%s-" % name,
+            "ibsim_port": int(os.environ.get("FABRIC_LAB_IBSIM_PORT", 7100 + slot)),
+            "ssh_base": 30001 + slot * 300, "cache": os.path.join(REPO, ".cache", "lab-" + name)}
+
+
+INSTANCE = instance_settings(os.environ.get("FABRIC_LAB_INSTANCE", ""))
+DEFAULT_INSTANCE = INSTANCE["name"] == "lab"
+INVENTORY = os.environ.get("FABRIC_LAB_INVENTORY") or DEMO_INVENTORY
+if os.path.isdir(INVENTORY):
+    INVENTORY = os.path.join(INVENTORY, "hosts.yml")
+CACHE = INSTANCE["cache"]
+NETWORK = INSTANCE["network"]
+PREFIX = INSTANCE["prefix"]
+IBSIM_PORT = INSTANCE["ibsim_port"]
 
 
 def log(message):
@@ -61,9 +98,9 @@ def run(argv, check=True, capture=True):
     return result
 
 
-def nodes():
+def nodes(inventory=None):
     """The lab's nodes from the inventory: name -> {port, state file}."""
-    with open(INVENTORY, encoding="utf-8") as handle:
+    with open(inventory or INVENTORY, encoding="utf-8") as handle:
         inventory = yaml.safe_load(handle)
     found = {}
 
@@ -72,6 +109,8 @@ def nodes():
             hostvars = hostvars or {}
             if "fabric_lab_state" in hostvars:
                 found[name] = {"port": int(hostvars["ansible_port"]), "state": hostvars["fabric_lab_state"]}
+                if "fabric_lab_image" in hostvars:  # an instance's node started from another image (a fleet clone)
+                    found[name]["image"] = hostvars["fabric_lab_image"]
         for child in (group.get("children") or {}).values():
             walk(child or {})
 
@@ -232,7 +271,7 @@ def container_args(name, spec, image, key):
     directory = node_dir(name)
     return [
         "podman", "run", "-d", "--name", PREFIX + name, "--hostname", name,
-        "--label", "fabric-lab=%s" % image, "--runtime", "runc", "--systemd", "always",
+        "--label", "fabric-lab=%s" % image, *instance_label(), "--runtime", "runc", "--systemd", "always",
         "--network", NETWORK, "--publish", "127.0.0.1:%d:22" % spec["port"],
         "--ulimit", "nofile=1024:20000", "--ulimit", "nproc=4096:8192",
         # The simulated sysfs is a FUSE filesystem mounted inside the node; nothing else is
@@ -244,6 +283,11 @@ def container_args(name, spec, image, key):
         "--volume", "%s.pub:/root/.ssh/authorized_keys:ro" % key,
         image,
     ]
+
+
+def instance_label():
+    """Containers of another instance carry its name, so that ``down`` finds all of them."""
+    return [] if DEFAULT_INSTANCE else ["--label", "fabric-lab-instance=%s" % INSTANCE["name"]]
 
 
 def container_state(name):
@@ -300,22 +344,25 @@ def up(switch_sm=True):
     states = {}
     for name, spec in lab.items():
         path = seed_state(name, spec)
-        if sim_state.load(path).get("fabric", {}).get("ibsim") != address:
+        wiring = sim_state.load(path).get("fabric", {})
+        if wiring.get("ports") and wiring.get("ibsim") != address:
             sim_state.mutate(path, lambda st: st.setdefault("fabric", {}).update(ibsim=address))
         states[name] = sim_state.load(path)
-    restarted = ensure_ibsim(states)
+    # A fleet without switch ports has no fabric to serve (the demo lab always has one).
+    wired = bool(fabric.cabled_ports(states))
+    restarted = ensure_ibsim(states) if wired else False
     for name, spec in lab.items():
         current = container_state(name)
-        if current and current["image"] != image:
+        if current and current["image"] != spec.get("image", image):
             run(["podman", "rm", "-f", PREFIX + name])
             current = None
         if current is None:
-            run(container_args(name, spec, image, key))
+            run(container_args(name, spec, spec.get("image", image), key))
         elif not current["running"]:
             run(["podman", "start", PREFIX + name])
     for name, spec in lab.items():
         wait_ready(name, spec["port"])
-    if switch_sm:
+    if switch_sm and wired:
         # After the nodes: the bridge, and so the address the SM reaches ibsim at, exists only
         # while a container is on the network.
         ensure_switch_sm(restart=restarted)
@@ -324,8 +371,16 @@ def up(switch_sm=True):
 
 
 def down(forget=False):
+    if not DEFAULT_INSTANCE:
+        # All of this instance's nodes in one podman call (a fleet has hundreds), also those an
+        # earlier, larger inventory of it started; then its network.
+        left = run(["podman", "ps", "-aq", "--filter", "label=fabric-lab-instance=%s" % INSTANCE["name"]], check=False).stdout.split()
+        if left:
+            run(["podman", "rm", "-f", "-t", "5", *left], check=False)
     for name in nodes():
         run(["podman", "rm", "-f", "-t", "5", PREFIX + name], check=False)
+    if not DEFAULT_INSTANCE:
+        run(["podman", "network", "rm", "-f", NETWORK], check=False)
     stop_ibsim()
     if forget:
         shutil.rmtree(os.path.join(CACHE, "nodes"), ignore_errors=True)
@@ -370,12 +425,93 @@ def power_cycle(name):
     log("%s power-cycled" % name)
 
 
+# --- an instance's inventory --------------------------------------------------------------
+def _instance_group_vars():
+    """The demo inventory's group_vars with its paths into .cache/lab/ turned into this instance's cache."""
+    with open(os.path.join(DEMO_INVENTORY, "group_vars", "all.yml"), encoding="utf-8") as handle:
+        text = handle.read()
+    # "{{ inventory_dir }}/../../.cache/lab/..." and "playbook_dir ~ '/../.cache/lab/..." alike.
+    return re.sub(r"(\{\{ (?:inventory|playbook)_dir \}\}|(?:inventory|playbook)_dir ~ ')(?:/\.\.)+/\.cache/lab/",
+                  lambda m: ("'" if m.group(1).endswith("'") else "") + CACHE + "/", text)
+
+
+def _fleet_description(source, spec, firmware_from):
+    """A fleet node's description: the demo node's, without switch ports, firmware as converged if given."""
+    with open(os.path.join(NODES_DIR, spec["state"]), encoding="utf-8") as handle:
+        description = json.load(handle)
+    description["fabric"] = {k: v for k, v in description.get("fabric", {}).items() if k not in ("ports", "ibsim")}
+    converged = os.path.join(firmware_from or "", source, "state", "state.json")
+    if firmware_from and os.path.exists(converged):
+        with open(converged, encoding="utf-8") as handle:
+            applied = {a["pci_address"]: a.get("params", {}) for a in json.load(handle).get("adapters", [])}
+        for adapter in description.get("adapters", []):
+            params = applied.get(adapter["pci_address"], {})
+            adapter["params"] = {k: {"current": v["next"], "next": v["next"]} for k, v in params.items()}
+    return description
+
+
+def write_inventory(fleet=0, firmware_from=None, images=None):
+    """This instance's inventory under its cache: the demo nodes, or ``fleet`` nodes cycling them."""
+    if DEFAULT_INSTANCE:
+        raise SystemExit("lab: the demo lab reads inventories/lab; set FABRIC_LAB_INSTANCE for an inventory of its own")
+    with open(os.path.join(DEMO_INVENTORY, "hosts.yml"), encoding="utf-8") as handle:
+        tree = yaml.safe_load(handle)
+    demo = nodes(os.path.join(DEMO_INVENTORY, "hosts.yml"))
+    target = os.path.join(CACHE, "inventory")
+    shutil.rmtree(target, ignore_errors=True)
+    for sub in ("group_vars", "host_vars", "states"):
+        os.makedirs(os.path.join(target, sub))
+    sources = sorted(demo)
+    copies = {}  # demo node -> [(new name, host vars)]
+    if fleet:
+        for index in range(fleet):
+            source = sources[index % len(sources)]
+            name = "fleet%03d" % (index + 1)
+            state_file = os.path.join(target, "states", source + ".json")
+            if not os.path.exists(state_file):
+                with open(state_file, "w", encoding="utf-8") as handle:
+                    json.dump(_fleet_description(source, demo[source], firmware_from), handle, indent=2)
+            hostvars = {"ansible_port": INSTANCE["ssh_base"] + index, "fabric_lab_state": state_file}
+            if images:
+                hostvars["fabric_lab_image"] = "%s:%s" % (images, source)
+            copies.setdefault(source, []).append((name, hostvars))
+    else:
+        for index, source in enumerate(sources):
+            copies[source] = [(source, {"ansible_port": INSTANCE["ssh_base"] + index, "fabric_lab_state": demo[source]["state"]})]
+
+    def rebuild(group):
+        if "hosts" in group:
+            hosts = {}
+            for name, hostvars in (group["hosts"] or {}).items():
+                # A demo node becomes its copies (none when the fleet is smaller than the demo lab).
+                hosts.update(dict(copies.get(name, [])) if name in demo else {name: hostvars})
+            group["hosts"] = dict(sorted(hosts.items()))
+        for child in (group.get("children") or {}).values():
+            rebuild(child or {})
+
+    rebuild(tree["all"])
+    with open(os.path.join(target, "hosts.yml"), "w", encoding="utf-8") as handle:
+        handle.write("---\n# Written by lab/labctl.py inventory for the lab instance %r; do not edit.\n" % INSTANCE["name"])
+        yaml.safe_dump(tree, handle, sort_keys=False)
+    with open(os.path.join(target, "group_vars", "all.yml"), "w", encoding="utf-8") as handle:
+        handle.write(_instance_group_vars())
+    for source, made in copies.items():
+        host_vars = os.path.join(DEMO_INVENTORY, "host_vars", source + ".yml")
+        if os.path.exists(host_vars):
+            for name, _ in made:
+                shutil.copyfile(host_vars, os.path.join(target, "host_vars", name + ".yml"))
+    return target
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="labctl", description=__doc__.split("\n", 1)[0])
-    parser.add_argument("action", choices=("image", "up", "down", "reset", "status", "calls", "reboot", "power-cycle", "netfile"))
+    parser.add_argument("action", choices=("image", "up", "down", "reset", "status", "calls", "reboot", "power-cycle", "netfile", "inventory"))
     parser.add_argument("node", nargs="?")
     parser.add_argument("--no-switch-sm", action="store_true", help="up: no subnet manager on the switch (ports stay INIT)")
     parser.add_argument("--suite", choices=("bookworm", "trixie"), help="image: the Debian suite of the node image")
+    parser.add_argument("--fleet", type=int, default=0, help="inventory: N fleet nodes instead of the demo nodes")
+    parser.add_argument("--firmware-from", help="inventory --fleet: nodes directory of a converged instance")
+    parser.add_argument("--images", help="inventory --fleet: start each node from the image <IMAGES>:<demo node> (podman commit of a converged node)")
     args = parser.parse_args(argv)
     if args.suite:
         global SUITE  # noqa: PLW0603  pylint: disable=global-statement
@@ -390,6 +526,8 @@ def main(argv=None):
         down(forget=True)
     elif args.action == "status":
         status()
+    elif args.action == "inventory":
+        print(write_inventory(args.fleet, args.firmware_from, args.images))
     elif args.action == "netfile":
         print(fabric.netfile({name: sim_state.load(seed_state(name, spec)) for name, spec in nodes().items()}))
     elif not args.node:
