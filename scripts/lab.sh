@@ -10,4 +10,5 @@ require_venv
 cd "${REPO_ROOT}"
 
 header "lab: tests/lab on the demo lab (inventories/lab)"
-exec python -m pytest -p no:cacheprovider -v tests/lab "$@"
+# --durations: the time of each test in the summary (the run through ansible-runner is the long one).
+exec python -m pytest -p no:cacheprovider -v --durations=0 tests/lab "$@"

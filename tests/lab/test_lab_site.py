@@ -140,7 +140,10 @@ def test_second_run_changes_nothing_and_reboots_nothing(fresh_lab):
     assert "all 3 nodes pass" in proc.stdout  # site.yml ends with verify.yml
 
 
-def test_verify_passes_and_writes_the_fabric_report(fresh_lab, tmp_path):
+def test_verify_passes_and_writes_the_fabric_report(fresh_lab):
+    # Kept after the test (.cache/lab/fabric-report/, until the next `labctl reset`) for a person to look at.
+    tmp_path = lab.CACHE / "fabric-report"
+    shutil.rmtree(tmp_path, ignore_errors=True)
     proc = lab.playbook("verify.yml", "-e", "verify_report_dir=%s" % tmp_path)
     assert proc.returncode == 0, proc.stdout[-4000:]
     assert "all 3 nodes pass" in proc.stdout
