@@ -117,19 +117,9 @@ _BEFORE_OK = set("'\"([{<-/:")
 _AFTER_OK = set("-.,:;!?\\/'\")]}>")
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that accepts Ansible's tags (!unsafe, !vault) as plain values."""
-
-
-def _any_tag(loader, suffix, node):
-    if isinstance(node, yaml.ScalarNode):
-        return loader.construct_scalar(node)
-    if isinstance(node, yaml.SequenceNode):
-        return loader.construct_sequence(node)
-    return loader.construct_mapping(node)
-
-
-_Loader.add_multi_constructor("!", _any_tag)
+# The argument specs are read as check_argument_specs.py reads them (Ansible's tags as plain values).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from check_argument_specs import _Loader  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def _escape(text):
