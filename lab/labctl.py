@@ -377,7 +377,8 @@ def down(forget=False):
         left = run(["podman", "ps", "-aq", "--filter", "label=fabric-lab-instance=%s" % INSTANCE["name"]], check=False).stdout.split()
         if left:
             run(["podman", "rm", "-f", "-t", "5", *left], check=False)
-    for name in nodes():
+    # An instance's generated inventory may not exist yet (a first `reset`): its containers carry its label.
+    for name in (nodes() if os.path.exists(INVENTORY) else {}):
         run(["podman", "rm", "-f", "-t", "5", PREFIX + name], check=False)
     if not DEFAULT_INSTANCE:
         run(["podman", "network", "rm", "-f", NETWORK], check=False)
