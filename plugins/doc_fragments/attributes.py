@@ -22,3 +22,17 @@ attributes:
     support: full
     platforms: linux
 """
+
+    # The support levels of a module that only reads (fabric.infiniband.attributes.info_module).
+    INFO_MODULE = r"""
+options: {}
+attributes:
+  check_mode:
+    support: full
+    details:
+      - The module only reads, so it behaves the same with and without check mode.
+  diff_mode:
+    support: N/A
+    details:
+      - The module only reads and never changes anything.
+"""

@@ -21,15 +21,7 @@ requirements:
   - C(ibnetdiscover) from infiniband-diags (rdma-core) on the target
 extends_documentation_fragment:
   - fabric.infiniband.attributes
-attributes:
-  check_mode:
-    support: full
-    details:
-      - The module only reads, so it behaves the same with and without check mode.
-  diff_mode:
-    support: N/A
-    details:
-      - The module only reads and never changes anything.
+  - fabric.infiniband.attributes.info_module
 options:
   ca:
     description:

@@ -29,15 +29,7 @@ requirements:
   - Optional, C(modinfo) from kmod, to tell whether C(nvidia-peermem) is installed while it is not loaded.
 extends_documentation_fragment:
   - fabric.infiniband.attributes
-attributes:
-  check_mode:
-    support: full
-    details:
-      - The module only reads, so it behaves the same with and without check mode.
-  diff_mode:
-    support: N/A
-    details:
-      - The module only reads and never changes anything.
+  - fabric.infiniband.attributes.info_module
 options:
   require_pairs:
     description:

@@ -25,16 +25,8 @@ requirements:
     C(/sys/module/ib_core/parameters/netns_mode) and the copy-on-fork and other settings are not reported
 extends_documentation_fragment:
   - fabric.infiniband.attributes
+  - fabric.infiniband.attributes.info_module
   - fabric.infiniband.sysfs
-attributes:
-  check_mode:
-    support: full
-    details:
-      - The module only reads, so it behaves the same with and without check mode.
-  diff_mode:
-    support: N/A
-    details:
-      - The module only reads and never changes anything.
 options:
   devices:
     description:

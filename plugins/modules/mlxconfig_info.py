@@ -22,17 +22,9 @@ author:
   - fabric.infiniband developers (!UNKNOWN)
 extends_documentation_fragment:
   - fabric.infiniband.attributes
+  - fabric.infiniband.attributes.info_module
   - fabric.infiniband.mlxconfig_tool
   - fabric.infiniband.sysfs
-attributes:
-  check_mode:
-    support: full
-    details:
-      - The module only reads, so it behaves the same with and without check mode.
-  diff_mode:
-    support: N/A
-    details:
-      - The module only reads and never changes anything.
 options:
   device:
     description:

@@ -19,15 +19,7 @@ author:
   - fabric.infiniband developers (!UNKNOWN)
 extends_documentation_fragment:
   - fabric.infiniband.attributes
-attributes:
-  check_mode:
-    support: full
-    details:
-      - The module only reads, so it behaves the same with and without check mode.
-  diff_mode:
-    support: N/A
-    details:
-      - The module only reads and never changes anything.
+  - fabric.infiniband.attributes.info_module
 options:
   path:
     description:
