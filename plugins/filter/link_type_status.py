@@ -74,12 +74,17 @@ def link_type_status(results, hca):
     reasons = []
     for result in results:
         item = result.get("item") or {}
-        params = result.get("params") or {}
+        # Only the link types count: other parameters written in the same set (link_type_other_params)
+        # belong to the role that asked for them, which records its own reboot.
+        params = dict((name, info) for name, info in (result.get("params") or {}).items()
+                      if str(name).upper().startswith("LINK_TYPE"))
         actions = dict((name, info.get("action")) for name, info in params.items())
         if actions and all(action == "unsupported" for action in actions.values()):
             status["unsupported"].append("%s (%s)" % (item.get("device"), item.get("model")))
             continue
-        if result.get("reboot_required"):
+        waits = any(info.get("reboot_required", result.get("reboot_required")) for info in params.values()) \
+            if params else result.get("reboot_required")
+        if waits:
             status["pending"].append(item.get("device"))
             status["power_cycle"] = status["power_cycle"] or bool(result.get("power_cycle_required"))
             waiting = [name for name, info in sorted(params.items()) if info.get("action") in ("write", "pending_reboot")]

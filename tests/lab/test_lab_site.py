@@ -10,7 +10,7 @@ one reboot or power cycle; a second run changes nothing; verify.yml passes and w
 failed reboot stops the batches after it. scripts/lab.sh runs this module (`make test`, step `lab`).
 
 The lab's nodes (inventories/lab):
-  node01  ConnectX-6 VPI, port 1 on Ethernet, SR-IOV off: two firmware writes, one reboot, 2 VFs at boot
+  node01  ConnectX-6 VPI, port 1 on Ethernet, SR-IOV off: one firmware write (link type and SR-IOV), one reboot, 2 VFs at boot
   node02  ConnectX-7 that loads new firmware only on a cold boot: NUM_OF_VFS 16 -> 20, one write, a power cycle
   node03  ConnectX-5 VPI, port 2 kept on Ethernet, SR-IOV on: VFs at once, no write, no reboot
 """
@@ -28,7 +28,7 @@ import labhost as lab
 # What the inventory asks, as the simulator must show it afterwards. boots: the simulator's boot count
 # (1 = the lab's power-on; a power cycle counts the cold power-on and the container's start).
 EXPECTED = {
-    "node01": {"link_layers": {"0000:3b:00.0": "InfiniBand", "0000:3b:00.1": "InfiniBand"}, "vfs": {"0000:3b:00.0": 2}, "fw_writes": 2, "boots": 2},
+    "node01": {"link_layers": {"0000:3b:00.0": "InfiniBand", "0000:3b:00.1": "InfiniBand"}, "vfs": {"0000:3b:00.0": 2}, "fw_writes": 1, "boots": 2},
     "node02": {"link_layers": {"0000:c1:00.0": "InfiniBand"}, "vfs": {"0000:c1:00.0": 20}, "fw_writes": 1, "boots": 3},
     "node03": {"link_layers": {"0000:86:00.0": "InfiniBand", "0000:86:00.1": "Ethernet"}, "vfs": {"0000:86:00.0": 2}, "fw_writes": 0, "boots": 1},
 }

@@ -106,3 +106,19 @@ def test_status_reports_a_port_whose_link_layer_is_not_the_firmwares():
 def test_status_power_cycle_when_a_card_says_so():
     results = [_result("0000:c1:00.0", "0000:c1:00", ["IB"], ["pending_reboot"], reboot=True, power=True)]
     assert link_type_status(results, _hca())["power_cycle"] is True
+
+
+def test_status_judges_only_the_link_types_of_a_set_that_carried_other_parameters():
+    """link_type_other_params: SR-IOV's parameters in the same set wait for a reboot, the link types do not."""
+    result = _result("0000:3b:00.0", "0000:3b:00", ["IB"], ["none"], reboot=True, power=True)
+    result["params"]["LINK_TYPE_P1"]["reboot_required"] = False
+    result["params"]["SRIOV_EN"] = {"action": "write", "reboot_required": True}
+    result["params"]["NUM_OF_VFS"] = {"action": "write", "reboot_required": True}
+    status = link_type_status([result], _hca(("0000:3b:00.0", "InfiniBand")))
+    assert status["pending"] == [] and status["live"] == ["0000:3b:00.0"]
+    assert status["reason"] == "" and status["power_cycle"] is False
+
+    result["params"]["LINK_TYPE_P1"] = {"action": "write", "reboot_required": True}
+    status = link_type_status([result], _hca(("0000:3b:00.0", "Ethernet")))
+    assert status["pending"] == ["0000:3b:00.0"] and status["power_cycle"] is True
+    assert status["reason"] == "0000:3b:00.0: LINK_TYPE_P1=IB at the next boot"
