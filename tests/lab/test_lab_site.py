@@ -10,7 +10,7 @@ one reboot or power cycle; a second run changes nothing; verify.yml passes and w
 failed reboot stops the batches after it. scripts/lab.sh runs this module (`make test`, step `lab`).
 
 The lab's nodes (inventories/lab):
-  node01  ConnectX-6 VPI, port 1 on Ethernet, SR-IOV off: one firmware write (link type and SR-IOV), one reboot, 2 VFs at boot
+  node01  ConnectX-6 VPI, port 1 on Ethernet, SR-IOV off: one firmware write (link type and SR-IOV), one reboot, 2 VFs after it
   node02  ConnectX-7 that loads new firmware only on a cold boot: NUM_OF_VFS 16 -> 20, one write, a power cycle
   node03  ConnectX-5 VPI, port 2 kept on Ethernet, SR-IOV on: VFs at once, no write, no reboot
 """
