@@ -60,6 +60,10 @@ BUILD_SCRIPT = os.path.join(REPO, "lab", "image", "build.sh")
 SUITE = os.environ.get("FABRIC_LAB_SUITE", "bookworm")
 
 
+SSH_PORTS_START = 10001
+SLOTS = 70  # 10001 + 70 * 300 = 31001 ports at most: below 32768
+
+
 def instance_settings(name):
     """Names, ports and cache of a lab instance; the demo lab (``lab``) keeps its historical ones."""
     if name in ("", "lab"):
@@ -67,11 +71,14 @@ def instance_settings(name):
                 "ssh_base": 2201, "cache": os.path.join(REPO, ".cache", "lab")}
     if not name.isalnum() or not name.islower():
         raise SystemExit("lab: FABRIC_LAB_INSTANCE must be lower-case letters and digits, not %r" % name)
-    # Derived from the name so that two instances do not collide without any registry of them.
-    slot = zlib.crc32(name.encode()) % 100
+    # Derived from the name so that two instances do not collide without any registry of them. The SSH
+    # ports (300 per instance) stay below Linux's ephemeral range (32768-60999 by default), where the
+    # outgoing connections take their local ports: Ansible's SSH connections to a fleet's first nodes
+    # once held the port a later node was to publish ("address already in use" at node 52 of 200).
+    slot = zlib.crc32(name.encode()) % SLOTS
     return {"name": name, "network": "fabric-" + name, "prefix": "fabric-%s-" % name,
             "ibsim_port": int(os.environ.get("FABRIC_LAB_IBSIM_PORT", 7100 + slot)),
-            "ssh_base": 30001 + slot * 300, "cache": os.path.join(REPO, ".cache", "lab-" + name)}
+            "ssh_base": SSH_PORTS_START + slot * 300, "cache": os.path.join(REPO, ".cache", "lab-" + name)}
 
 
 INSTANCE = instance_settings(os.environ.get("FABRIC_LAB_INSTANCE", ""))

@@ -733,7 +733,10 @@ def main(argv=None):
                 bench_fleet(sizes, args.forks, deadline, args.profile_size, data["notes"], data["fleet"])
             except (SystemExit, subprocess.CalledProcessError, OSError) as exc:
                 # What the smaller sizes measured still stands; say where it stopped.
-                data["notes"].append("fleet stopped after %d sizes: %s" % (len(data["fleet"]), str(exc)[:400]))
+                # the cause is at the end of labctl's output, after the long podman command line
+                text = str(exc)
+                said = text if len(text) <= 1200 else text[:200] + " [...] " + text[-1000:]
+                data["notes"].append("fleet stopped after %d sizes: %s" % (len(data["fleet"]), said))
             data["linearity"] = linearity(data["fleet"])
     finally:
         labctl("down")

@@ -32,6 +32,13 @@ def test_named_instance_has_its_own_names_and_ports():
         labctl.instance_settings("Bad-Name")
 
 
+@pytest.mark.parametrize("name", ["bench", "probe", "unit", "fleet", "a", "zz9"])
+def test_instance_ssh_ports_stay_below_the_ephemeral_range(name):
+    # 300 nodes' ports of any instance end below 32768, where outgoing connections take their local ports.
+    settings = labctl.instance_settings(name)
+    assert settings["ssh_base"] > 2203 and settings["ssh_base"] + 300 <= 32768
+
+
 @pytest.fixture
 def instance(tmp_path, monkeypatch):
     monkeypatch.setattr(labctl, "INSTANCE", dict(labctl.instance_settings("unit"), cache=str(tmp_path)))
