@@ -87,6 +87,11 @@ def firmware_writes(node):
     return [c for c in calls(node) if c.get("kind") in ("write", "reset")]
 
 
+def adapters(node):
+    """The PCI addresses of the node's adapters (its simulator state)."""
+    return [a["pci_address"] for a in state(node).get("adapters", [])]
+
+
 def boot_count(node):
     return state(node)["runtime"]["boot_count"]
 

@@ -130,12 +130,19 @@ def test_node_holds_what_the_inventory_asks(fresh_lab, node):
 
 def test_second_run_changes_nothing_and_reboots_nothing(fresh_lab):
     boots = {n: lab.boot_count(n) for n in lab.NODES}
+    ncalls = {n: len(lab.calls(n)) for n in lab.NODES}
     proc = lab.playbook("site.yml", "-e", "infiniband_allow_reboot=true")
     assert proc.returncode == 0, proc.stdout[-4000:]
     counts = lab.recap(proc.stdout)
     assert sorted(counts) == list(lab.NODES), counts
     assert all(c["changed"] == 0 and c["failed"] == 0 for c in counts.values()), counts
     assert {n: lab.boot_count(n) for n in lab.NODES} == boots
+    # One firmware query per adapter and no write: the firmware is read once per run, whatever reads it.
+    for node in lab.NODES:
+        fw = [c for c in lab.calls(node)[ncalls[node]:]
+              if c.get("tool") in ("mlxconfig", "mstconfig", "mlxfwreset", "mstfwreset") and c.get("kind") in ("query", "write", "reset")]
+        assert [c.get("kind") for c in fw] == ["query"] * len(lab.adapters(node)), (node, fw)
+        assert sorted(c.get("device") for c in fw) == sorted(lab.adapters(node)), (node, fw)
     assert "No node waits for a reboot." in proc.stdout
     assert "all 3 nodes pass" in proc.stdout  # site.yml ends with verify.yml
 
