@@ -73,8 +73,9 @@ def instance_settings(name):
         raise SystemExit("lab: FABRIC_LAB_INSTANCE must be lower-case letters and digits, not %r" % name)
     # Derived from the name so that two instances do not collide without any registry of them. The SSH
     # ports (300 per instance) stay below Linux's ephemeral range (32768-60999 by default), where the
-    # outgoing connections take their local ports: Ansible's SSH connections to a fleet's first nodes
-    # once held the port a later node was to publish ("address already in use" at node 52 of 200).
+    # outgoing connections take their local ports, so that one of Ansible's SSH connections to a fleet's
+    # first nodes can hold the port a later node is to publish (the likely reason why a fleet of 200
+    # once failed to start its 52nd node, with ports from 47101 up).
     slot = zlib.crc32(name.encode()) % SLOTS
     return {"name": name, "network": "fabric-" + name, "prefix": "fabric-%s-" % name,
             "ibsim_port": int(os.environ.get("FABRIC_LAB_IBSIM_PORT", 7100 + slot)),
