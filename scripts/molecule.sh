@@ -61,12 +61,29 @@ if [ "${vm}" = false ] && [ -z "${FABRIC_LAB_IMAGE_TRIXIE:-}" ]; then
     done
 fi
 
+# Scenarios with a known flake of the test lab itself (not of the collection) get one more run, and the
+# summary says so. opensm: on ibsim, a standby OpenSM restarted during the first converge can stay in
+# DISCOVERING (its MADs go unanswered; shared/reference/test-lab.md notes the same after a master is
+# killed); the role then fails its standby wait. Seen once in six runs on 2026-11-25; the next three passed.
+LAB_FLAKY=(opensm)
+
 summary=()
 for s in "${scenarios[@]}"; do
     header "molecule: test -s ${s}"
     start="$(now)"
+    if molecule test -s "${s}"; then
+        summary+=("$(printf '  %-24s passed  %6s s' "${s}" "$(elapsed "${start}" "$(now)")")")
+        continue
+    else
+        status=$?
+    fi
+    case " ${LAB_FLAKY[*]} " in
+        *" ${s} "*) ;;
+        *) exit "${status}" ;;
+    esac
+    header "molecule: test -s ${s} failed (rc ${status}); once more (a known flake of the lab, see scripts/molecule.sh)"
     molecule test -s "${s}"
-    summary+=("$(printf '  %-24s passed  %6s s' "${s}" "$(elapsed "${start}" "$(now)")")")
+    summary+=("$(printf '  %-24s passed  %6s s  (second run; the first failed)' "${s}" "$(elapsed "${start}" "$(now)")")")
 done
 header "molecule: ${#scenarios[@]} scenario(s) passed"
 printf '%s\n' "${summary[@]}"
