@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+
+from ansible_collections.fabric.infiniband.plugins.module_utils import _files
 
 DEFAULT_PATH = "/var/lib/fabric-infiniband/pending.json"
 ACTIONS = ("reboot", "power_cycle", "fw_reset")
@@ -67,15 +68,8 @@ def load(path):
 
 def save(module, path, data):
     """Write atomically (temporary file in the same directory, then rename)."""
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
-    fd, tmp = tempfile.mkstemp(prefix=".pending-", dir=directory)
-    with os.fdopen(fd, "w") as handle:
-        json.dump(data, handle, indent=2, sort_keys=True)
-        handle.write("\n")
-    os.chmod(tmp, 0o644)
-    module.atomic_move(tmp, path)
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    _files.write_atomic(module, path, text.encode("utf-8"), 0o644)
 
 
 def strongest(entries):

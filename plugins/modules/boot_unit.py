@@ -183,18 +183,16 @@ import os
 import pwd
 import re
 import stat
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_native, to_text
 
-from ansible_collections.fabric.infiniband.plugins.module_utils import systemctl
+from ansible_collections.fabric.infiniband.plugins.module_utils import _files, systemctl
 from ansible_collections.fabric.infiniband.plugins.module_utils._runner import Runner, ToolModule
 
 
 UNIT_DIR = "/etc/systemd/system"
 UNIT_MODE = 0o644
-DIR_MODE = 0o755
 OWNER = "root"
 GROUP = "root"
 _MODE_RE = re.compile(r"^[0-7]{3,4}$")
@@ -278,34 +276,15 @@ class BootUnit(ToolModule):
         except KeyError as exc:
             self.fail("cannot find the owner of the files: %s" % to_native(exc))
 
-    def make_dirs(self, directory):
-        missing = []
-        while not os.path.isdir(directory):
-            missing.append(directory)
-            directory = os.path.dirname(directory)
-        for path in reversed(missing):
-            try:
-                os.mkdir(path, DIR_MODE)
-                os.chmod(path, DIR_MODE)  # whatever the umask
-            except (IOError, OSError) as exc:
-                self.fail("cannot create the directory %s: %s" % (path, to_native(exc)))
-
     def set_attributes(self, path, mode):
         file_args = dict(path=path, mode=mode, owner=OWNER, group=GROUP, secontext=[None, None, None], attributes=None)
         self.module.set_fs_attributes_if_different(file_args, True, expand=False)
 
     def write(self, path, content, mode):
-        directory = os.path.dirname(path)
-        self.make_dirs(directory)
-        fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(content)
-            os.chmod(tmp, mode)
+            _files.write_atomic(self.module, path, content, mode)
         except (IOError, OSError) as exc:
-            os.unlink(tmp)
             self.fail("cannot write %s: %s" % (path, to_native(exc)))
-        self.module.atomic_move(tmp, path)
         self.set_attributes(path, mode)
 
     def add_diff(self, header, before, after):
