@@ -72,8 +72,8 @@ def instance_settings(name):
     if not name.isalnum() or not name.islower():
         raise SystemExit("lab: FABRIC_LAB_INSTANCE must be lower-case letters and digits, not %r" % name)
     # Derived from the name so that two instances do not collide without any registry of them. The SSH
-    # ports (300 per instance) stay below Linux's ephemeral range (32768-60999 by default), where the
-    # outgoing connections take their local ports, so that one of Ansible's SSH connections to a fleet's
+    # ports (300 per instance) stay below Linux's ephemeral range (32768-60999 by default): there,
+    # outgoing connections take their local ports, and one of Ansible's SSH connections to a fleet's
     # first nodes can hold the port a later node is to publish (the likely reason why a fleet of 200
     # once failed to start its 52nd node, with ports from 47101 up).
     slot = zlib.crc32(name.encode()) % SLOTS
