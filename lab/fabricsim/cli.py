@@ -10,11 +10,12 @@ appends one line to the call log, prints the tool's stdout/stderr and returns it
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
 
-from fabricsim import Result, fwreset, iproute, kmod, mlxconfig, mst, rdma, verbs
+from fabricsim import Result
 from fabricsim import state as sim_state
 
 # tool -> (which tools.firmware / flag provides it, runner)
@@ -70,33 +71,40 @@ def admin(state, argv):
     return Result(2, "", "usage: fabricsim {boot|power-cycle|fault|show}\n", "read")
 
 
+# tool -> (module of fabricsim, its function, whether it takes tool= and stdin=). Imported when the
+# tool runs: each call is a new process, and a real ``rdma`` or ``ip`` starts in milliseconds.
+RUNNERS = {
+    "mlxconfig": ("mlxconfig", "run", True),
+    "mstconfig": ("mlxconfig", "run", True),
+    "mlxfwreset": ("fwreset", "run", True),
+    "mstfwreset": ("fwreset", "run", True),
+    "mst": ("mst", "run", False),
+    "rdma": ("rdma", "run", False),
+    "ibv_devinfo": ("verbs", "ibv_devinfo", False),
+    "ibv_devices": ("verbs", "ibv_devices", False),
+    "ibstat": ("verbs", "ibstat", False),
+    "ibdev2netdev": ("verbs", "ibdev2netdev", False),
+    "modprobe": ("kmod", "run", False),
+    "modinfo": ("kmod", "modinfo", False),
+    "ip": ("iproute", "run", False),
+}
+
+
+def _kmod():
+    return importlib.import_module("fabricsim.kmod")
+
+
 def run_tool(state, tool, argv, stdin=None):
     """Run one simulated tool against ``state`` (mutated in place); returns a Result."""
     if not available(state, tool):
         return Result(127, "", "%s: command not found\n" % tool, "read")
-    if tool in ("mlxconfig", "mstconfig"):
-        return mlxconfig.run(state, argv, tool=tool, stdin=stdin)
-    if tool in ("mlxfwreset", "mstfwreset"):
-        return fwreset.run(state, argv, tool=tool, stdin=stdin)
-    if tool == "mst":
-        return mst.run(state, argv)
-    if tool == "rdma":
-        return rdma.run(state, argv)
-    if tool == "ibv_devinfo":
-        return verbs.ibv_devinfo(state, argv)
-    if tool == "ibv_devices":
-        return verbs.ibv_devices(state, argv)
-    if tool == "ibstat":
-        return verbs.ibstat(state, argv)
-    if tool == "ibdev2netdev":
-        return verbs.ibdev2netdev(state, argv)
-    if tool == "modprobe":
-        return kmod.run(state, argv)
-    if tool == "modinfo":
-        return kmod.modinfo(state, argv)
-    if tool == "ip":
-        return iproute.run(state, argv)
-    return admin(state, argv)
+    if tool not in RUNNERS:
+        return admin(state, argv)
+    module, function, interactive = RUNNERS[tool]
+    runner = getattr(importlib.import_module("fabricsim." + module), function)
+    if interactive:
+        return runner(state, argv, tool=tool, stdin=stdin)
+    return runner(state, argv)
 
 
 class _Stdin:
@@ -122,6 +130,7 @@ def main(tool, argv=None, stdin=None, stdout=None, stderr=None):
     path = sim_state.state_path()
     if stdin is None:
         stdin = _Stdin(sys.stdin, stdout) if sys.stdin is not None else None
+    kmod = _kmod() if tool in ("modprobe", "modinfo") else None
     if tool == "modprobe" and not kmod.split(argv)[0]:
         return kmod.exec_real(argv)  # no module the simulator knows
     if tool == "modinfo" and not kmod.modinfo_split(argv)[0]:

@@ -26,6 +26,7 @@ SIM_SYS = RUN_DIR + "/sys"
 # The /sys subtrees the simulator adds entries to; /sys/fs (cgroups) is never touched.
 OVERLAID = ("class", "bus", "devices", "module", "kernel")
 LIB_DIR = "/usr/lib/fabricsim"
+PYCACHE_DIR = "/var/cache/fabricsim/pycache"
 
 # Where each tool lives on a real host, by the package that ships it.
 TOOL_PATHS = {
@@ -50,9 +51,12 @@ FLAVOUR_TOOLS = {
 # Always present: the kernel-facing tools that exist on any node with an RDMA stack.
 BASE_TOOLS = ("rdma", "ibv_devinfo", "ibv_devices", "modprobe", "modinfo", "ip")
 
-WRAPPER = """#!/usr/bin/python3
+# Without site, and with the compiled simulator kept in /var/cache (the checkout is mounted read-only, so
+# Python would compile it again on every call): a call costs what a real tool costs, a few ms, not 100.
+WRAPPER = """#!/usr/bin/python3 -IS
 # Installed by the fabric.infiniband lab simulator (fabricsim); not a real {tool}.
 import sys
+sys.pycache_prefix = "{pycache}"
 sys.path.insert(0, "{lib}")
 from fabricsim.cli import main
 sys.exit(main("{tool}", sys.argv[1:]))
@@ -62,6 +66,7 @@ IP_WRAPPER = """#!/usr/bin/python3 -IS
 # Installed by the fabric.infiniband lab simulator (fabricsim); not a real ip: it simulates the commands
 # that name a simulated netdev and execs the real ip (ip.distrib) with the same arguments for all others.
 import sys
+sys.pycache_prefix = "{pycache}"
 sys.path.insert(0, "{lib}")
 sys.path.append("{lib}/fabricsim")
 from iproute import main
@@ -99,7 +104,7 @@ def install_tools(state):
     """
     wanted = wanted_tools(state)
     for tool, path in TOOL_PATHS.items():
-        content = (IP_WRAPPER if tool == "ip" else WRAPPER).format(tool=tool, lib=LIB_DIR)
+        content = (IP_WRAPPER if tool == "ip" else WRAPPER).format(tool=tool, lib=LIB_DIR, pycache=PYCACHE_DIR)
         if tool in wanted:
             packaged = _packaged_path(path)
             _run(["dpkg-divert", "--quiet", "--local", "--rename", "--divert", packaged + ".distrib", "--add", packaged])

@@ -106,3 +106,20 @@ def test_python_m_entry_point(sim_env):
     proc = subprocess.run([sys.executable, "-m", "fabricsim.cli", "mstconfig", "-d", "0000:3b:00.0", "set", "SRIOV_EN=1"],
                           env=env, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
     assert proc.returncode == 2 and proc.stdout.endswith("(y/n) [n] : -E- Aborted by user.\n")
+
+
+def test_installed_wrapper_runs_isolated_and_keeps_its_bytecode(sim_env):
+    """The wrapper node.py installs (``python3 -IS``): the tool's answer, and the simulator compiled once into
+    the pycache prefix, since the checkout is mounted read-only in the nodes."""
+    from fabricsim import node  # pylint: disable=import-outside-toplevel
+
+    write_node(sim_env, "cx6-vpi-eth-p1.json")
+    pycache = sim_env / "pycache"
+    script = sim_env / "rdma"
+    script.write_text(node.WRAPPER.format(tool="rdma", lib=LAB, pycache=pycache).replace("/usr/bin/python3", sys.executable, 1))
+    script.chmod(0o755)
+    assert script.read_text().startswith("#!%s -IS\n" % sys.executable)
+    proc = subprocess.run([str(script), "system"], capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "netns shared copy-on-fork on\n", "")
+    compiled = {path.name.split(".")[0] for path in pycache.rglob("*.pyc")}
+    assert {"cli", "rdma", "state"} <= compiled and "mlxconfig" not in compiled

@@ -385,7 +385,7 @@ def test_wrapper_script_execs_the_real_ip(tmp_path):
     fake.write_text("#!/bin/sh\necho \"real: $*\"\n")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     script = tmp_path / "ip"
-    script.write_text(node.IP_WRAPPER.format(tool="ip", lib=LAB).replace("/usr/bin/python3", sys.executable, 1))
+    script.write_text(node.IP_WRAPPER.format(tool="ip", lib=LAB, pycache=str(tmp_path / "pycache")).replace("/usr/bin/python3", sys.executable, 1))
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     state = tmp_path / "state.json"
     env = dict(os.environ, FABRICSIM_REAL_IP=str(fake), FABRICSIM_STATE=str(state),
@@ -405,5 +405,5 @@ def test_wrapper_script_execs_the_real_ip(tmp_path):
 def test_node_installs_ip_at_the_packaged_path():
     assert node.TOOL_PATHS["ip"] == "/usr/bin/ip" and "ip" in node.BASE_TOOLS
     assert cli.available(vpi(), "ip")
-    text = node.IP_WRAPPER.format(tool="ip", lib="/usr/lib/fabricsim")
+    text = node.IP_WRAPPER.format(tool="ip", lib="/usr/lib/fabricsim", pycache=node.PYCACHE_DIR)
     assert text.startswith("#!/usr/bin/python3 -IS\n") and "fabricsim" in text[:200]
