@@ -88,6 +88,19 @@ def annotate(entries, current_boot):
     return out
 
 
+def read(module, path):
+    """The record's plan for the current boot, with ``boot``: what pending_info returns (and
+    hca_info with ``pending: true``); a damaged record fails the module, naming the file."""
+    try:
+        record = load(path)
+    except ValueError as exc:
+        module.fail_json(msg="Cannot read the pending-action record %s: %s. Move it away to start a new record." % (path, exc))
+    boot = boot_identity()
+    result = plan(record["entries"], boot)
+    result["boot"] = boot
+    return result
+
+
 def plan(entries, current_boot):
     """What the reboot orchestration needs to decide, from the record's entries.
 

@@ -16,6 +16,8 @@ description:
   - Also reports NVIDIA/Mellanox PCI functions that have no RDMA device, for example because no driver is bound, with RV(hcas[].rdma_device) set to V(null).
   - Reports host-level facts the other modules of this collection depend on, namely the installed firmware tools (MFT or mstflint),
     the kernel lockdown mode and the RDMA network namespace mode.
+  - With O(pending), also reads what the node waits for, as M(fabric.infiniband.pending_info) does: the plays that need both read
+    them in one module run.
   - Never changes anything. Runs C(rdma -j system show) at most once, and only when C(rdma) is installed.
 author:
   - fabric.infiniband developers (!UNKNOWN)
@@ -36,6 +38,17 @@ options:
       - When omitted or empty, every adapter is reported.
     type: list
     elements: str
+  pending:
+    description:
+      - Also read the record of what the node waits for (a reboot, a firmware reset or a power cycle), kept by
+        M(fabric.infiniband.pending_action), and return it as RV(pending).
+    type: bool
+    default: false
+  pending_path:
+    description:
+      - The file holding that record, read with O(pending). An absent file is an empty record.
+    type: path
+    default: /var/lib/fabric-infiniband/pending.json
 notes:
   - The host-level results (RV(firmware_tools), RV(kernel_lockdown), RV(rdma_system)) are not affected by O(devices).
   - A port's netdev comes from the netdev of its GID 0 (RoCE) or from the netdevs of the PCI function (IPoIB); it is V(null) when neither
@@ -61,6 +74,15 @@ EXAMPLES = r"""
     devices:
       - "0000:3b:00"
   register: __card
+
+- name: Discover the adapters and what the node waits for, in one module run
+  fabric.infiniband.hca_info:
+    pending: true
+  register: __node
+
+- name: Tell whether a reboot waits
+  ansible.builtin.debug:
+    msg: "{{ __node.pending.next_action or 'nothing waits' }}"
 
 - name: Read the host's sysfs from a container that mounts it at /host/sys
   fabric.infiniband.hca_info:
@@ -313,12 +335,29 @@ rdma_system:
       description: Whether the RDMA monitor is on; V(null) when not reported (iproute2 before 6.13).
       type: bool
       sample: false
+pending:
+  description:
+    - What the node waits for, with the keys M(fabric.infiniband.pending_info) returns (RV(fabric.infiniband.pending_info#module:entries),
+      RV(fabric.infiniband.pending_info#module:action), RV(fabric.infiniband.pending_info#module:next_action),
+      RV(fabric.infiniband.pending_info#module:actionable), RV(fabric.infiniband.pending_info#module:tried),
+      RV(fabric.infiniband.pending_info#module:fw_reset_sufficient) and RV(fabric.infiniband.pending_info#module:boot)).
+  returned: when O(pending=true)
+  type: dict
+  sample:
+    entries: {}
+    action: null
+    next_action: null
+    actionable: []
+    tried: []
+    fw_reset_sufficient: false
+    boot: "8c7e0d5e-2f7e-4b43-9a4b-2c3f0c8a5e61:1"
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.fabric.infiniband.plugins.module_utils import common
 from ansible_collections.fabric.infiniband.plugins.module_utils import mlxconfig
+from ansible_collections.fabric.infiniband.plugins.module_utils import pending
 from ansible_collections.fabric.infiniband.plugins.module_utils import rdma
 from ansible_collections.fabric.infiniband.plugins.module_utils import sysfs
 from ansible_collections.fabric.infiniband.plugins.module_utils._runner import Runner
@@ -336,6 +375,8 @@ def argument_spec():
     spec = common.merge_specs(common.SYSFS_ARG_SPEC)
     spec.update(
         devices=dict(type="list", elements="str"),
+        pending=dict(type="bool", default=False),
+        pending_path=dict(type="path", default=pending.DEFAULT_PATH),
     )
     return spec
 
@@ -439,7 +480,7 @@ class HcaInfo(object):
         hcas = self.adapters()
         if self.filters:
             hcas = self.select(hcas)
-        return dict(
+        result = dict(
             changed=False,
             hcas=hcas,
             summary=summary_rows(hcas),
@@ -447,6 +488,9 @@ class HcaInfo(object):
             kernel_lockdown=self.sysfs.lockdown(),
             rdma_system=self.rdma_system(),
         )
+        if self.module.params["pending"]:
+            result["pending"] = pending.read(self.module, self.module.params["pending_path"])
+        return result
 
 
 def main():

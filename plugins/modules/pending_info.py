@@ -118,13 +118,7 @@ def argument_spec():
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    path = module.params["path"]
-    try:
-        record = pending.load(path)
-    except ValueError as exc:
-        module.fail_json(msg="Cannot read the pending-action record %s: %s. Move it away to start a new record." % (path, exc))
-    boot = pending.boot_identity()
-    module.exit_json(changed=False, boot=boot, **pending.plan(record["entries"], boot))
+    module.exit_json(changed=False, **pending.read(module, module.params["path"]))
 
 
 if __name__ == "__main__":

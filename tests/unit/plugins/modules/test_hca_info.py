@@ -61,7 +61,9 @@ def test_case(case, mocker, capsys, make_sysfs):
 
 def test_argument_spec_is_a_fresh_copy():
     spec = hca_info.argument_spec()
-    assert spec == {"sysfs_root": {"type": "path", "default": "/sys"}, "devices": {"type": "list", "elements": "str"}}
+    assert spec == {"sysfs_root": {"type": "path", "default": "/sys"}, "devices": {"type": "list", "elements": "str"},
+                    "pending": {"type": "bool", "default": False},
+                    "pending_path": {"type": "path", "default": "/var/lib/fabric-infiniband/pending.json"}}
     spec["sysfs_root"]["default"] = "/elsewhere"
     assert hca_info.argument_spec()["sysfs_root"]["default"] == "/sys"
 
@@ -104,3 +106,50 @@ def test_agrees_with_recorded_ibstat(tree, fixture, device, mocker, capsys, make
         assert port["link_layer"] == stat["Link layer"]
         assert port["physical_state"] == stat["Physical state"]
         assert port["state"].capitalize() == stat["State"]
+
+
+def _rdma_call():
+    return [{"argv": ["/usr/sbin/rdma", "-j", "system", "show"], "rc": 1, "err": "error: Protocol not supported\n"}]
+
+
+def test_pending_is_read_in_the_same_run(mocker, capsys, make_sysfs, tmp_path, monkeypatch):
+    """pending: true returns what pending_info returns for the same record, next to the adapters."""
+    from ansible_collections.fabric.infiniband.plugins.module_utils import pending  # pylint: disable=import-outside-toplevel
+
+    monkeypatch.setattr(pending, "boot_identity", lambda proc="/proc": "boot-b:7")
+    record = tmp_path / "pending.json"
+    record.write_text('{"version": 1, "entries": {"link_type": {"action": "reboot", "reason": "LINK_TYPE", "details": {},'
+                      ' "since": 1700000000, "boot": "boot-a:3"}, "sriov": {"action": "power_cycle", "reason": "SR-IOV",'
+                      ' "details": {}, "since": 1700000001, "boot": "boot-b:7"}}}')
+    params = {"sysfs_root": make_sysfs({}), "pending": True, "pending_path": str(record)}
+    result, ran = run_module(mocker, capsys, params, {"rdma": "/usr/sbin/rdma"}, _rdma_call())
+    assert not result.get("failed") and len(ran) == 1 and result["hcas"] == []
+    assert result["pending"] == {
+        "entries": {
+            "link_type": {"action": "reboot", "reason": "LINK_TYPE", "details": {}, "since": 1700000000, "boot": "boot-a:3",
+                          "booted_since": True},
+            "sriov": {"action": "power_cycle", "reason": "SR-IOV", "details": {}, "since": 1700000001, "boot": "boot-b:7",
+                      "booted_since": False},
+        },
+        "action": "power_cycle", "next_action": "power_cycle", "actionable": ["sriov"], "tried": ["link_type"],
+        "fw_reset_sufficient": False, "boot": "boot-b:7",
+    }
+
+
+def test_pending_absent_record_is_empty(mocker, capsys, make_sysfs, tmp_path):
+    params = {"sysfs_root": make_sysfs({}), "pending": True, "pending_path": str(tmp_path / "none.json")}
+    result, dummy = run_module(mocker, capsys, params, {"rdma": "/usr/sbin/rdma"}, _rdma_call())
+    assert result["pending"]["entries"] == {} and result["pending"]["next_action"] is None
+
+
+def test_pending_not_read_by_default(mocker, capsys, make_sysfs):
+    result, dummy = run_module(mocker, capsys, {"sysfs_root": make_sysfs({})}, {"rdma": "/usr/sbin/rdma"}, _rdma_call())
+    assert "pending" not in result
+
+
+def test_pending_damaged_record_fails_naming_it(mocker, capsys, make_sysfs, tmp_path):
+    record = tmp_path / "pending.json"
+    record.write_text("[1, 2]")
+    params = {"sysfs_root": make_sysfs({}), "pending": True, "pending_path": str(record)}
+    result, dummy = run_module(mocker, capsys, params, {"rdma": "/usr/sbin/rdma"}, _rdma_call())
+    assert result["failed"] and str(record) in result["msg"] and "Move it away" in result["msg"]
