@@ -203,8 +203,16 @@ class SysfsOverlay(Operations):
 
 
 def serve(mountpoint, real_root, state_path):
-    """Serve until unmounted (blocks)."""
+    """Serve until unmounted (blocks).
+
+    The kernel keeps a looked-up name for a second (entry_timeout), so that a path is not looked up
+    again component by component on every open: an hca_info read costs about 0.12 s of this daemon's
+    answers instead of 0.21 (a real sysfs answers in microseconds). Attributes are never cached
+    (attr_timeout=0) and a name that does not exist is never remembered, so an entry the simulator
+    removes is gone at once (its next stat or open fails with ENOENT) and a new one (a VF's virtfn link)
+    is there at once.
+    """
     if FUSE is None:
         raise RuntimeError("fusepy and libfuse are needed to serve the simulated sysfs")
     FUSE(SysfsOverlay(real_root, state_path), mountpoint, foreground=True, nothreads=True,
-         allow_other=True, direct_io=True, attr_timeout=0, entry_timeout=0, fsname="fabricsim-sysfs")
+         allow_other=True, direct_io=True, attr_timeout=0, entry_timeout=1.0, fsname="fabricsim-sysfs")
