@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""Private file writing shared by the modules of this collection (pending record, boot units).
+"""Private file reading and writing shared by the modules of this collection (pending record, boot units,
+kernel module files).
 
 A file is written whole into a temporary file in its own directory and renamed over the old one
 with ``module.atomic_move``, so that a reader (or a run killed half-way) never sees half a file.
@@ -12,6 +13,7 @@ with ``module.atomic_move``, so that a reader (or a run killed half-way) never s
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 
 DIR_MODE = 0o755
@@ -44,3 +46,18 @@ def write_atomic(module, path, data, mode):
         os.unlink(tmp)
         raise
     module.atomic_move(tmp, path)
+
+
+def inspect(path):
+    """``(content bytes, mode, uid, gid)`` of the regular file at ``path`` (a symlink is followed), or None
+    when nothing is there.
+
+    Raises ValueError when ``path`` is not a regular file, OSError when it cannot be read.
+    """
+    if not os.path.lexists(path):
+        return None
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError("%s exists and is not a regular file" % path)
+    with open(path, "rb") as handle:
+        return handle.read(), stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid
