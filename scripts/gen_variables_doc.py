@@ -96,6 +96,11 @@ PLAYBOOK_VARIABLES = [
      "Fail a node whose entries were recorded before its current boot (the boot did not apply them: the boot-loop "
      "guard). ``site.yml`` and ``nodes.yml`` set ``false``: their roles after the reboot play check those changes "
      "again, and ``site.yml``'s last play fails the nodes where they are still not applied."),
+    ("infiniband_reboot_pending", "dict", {},
+     "A reading of the nodes' pending-action record (the result of ``fabric.infiniband.pending_info``, or the "
+     "``pending`` of an ``hca_info`` reading) that ``reboot.yml`` takes instead of reading the record again. "
+     "``nodes.yml`` hands over its discover play's reading where nothing since can have changed the record; empty, "
+     "``reboot.yml`` reads it."),
 ]
 
 # Names in playbooks/*.yml that start with infiniband_ but are not variables.
