@@ -16,8 +16,8 @@ description:
   - Also reports NVIDIA/Mellanox PCI functions that have no RDMA device, for example because no driver is bound, with RV(hcas[].rdma_device) set to V(null).
   - Reports host-level facts the other modules of this collection depend on, namely the installed firmware tools (MFT or mstflint),
     the kernel lockdown mode and the RDMA network namespace mode.
-  - With O(pending), also reads what the node waits for, as M(fabric.infiniband.pending_info) does: the plays that need both read
-    them in one module run.
+  - With O(pending), also reads what the node waits for, as M(fabric.infiniband.pending_info) does, so that the plays that need both
+    read them in one module run.
   - Never changes anything. Runs C(rdma -j system show) at most once, and only when C(rdma) is installed.
 author:
   - fabric.infiniband developers (!UNKNOWN)
