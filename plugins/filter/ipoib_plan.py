@@ -58,12 +58,25 @@ _value:
   elements: dict
 """
 
+import importlib
+
 from ansible.errors import AnsibleFilterError
 
-try:
-    import netaddr
-except ImportError:  # pragma: no cover - reported when the filter runs
-    netaddr = None
+_LIBRARIES = {}
+
+
+def _netaddr():
+    """netaddr, imported the first time a filter needs it, or None when it is not installed.
+
+    Not at the top of the file: Ansible imports every filter file of the collection whenever one of its
+    filters is templated, so a module-level import would cost every task that uses any of them.
+    """
+    if "netaddr" not in _LIBRARIES:
+        try:
+            _LIBRARIES["netaddr"] = importlib.import_module("netaddr")
+        except ImportError:  # pragma: no cover - reported when the filter runs
+            _LIBRARIES["netaddr"] = None
+    return _LIBRARIES["netaddr"]
 
 MODES = ("datagram", "connected")
 MAX_MTU = {"datagram": 4092, "connected": 65520}
@@ -142,8 +155,8 @@ def _addresses(values, where):
         if "/" not in text:
             _fail("%s.addresses[%d] %r has no prefix length (10.10.0.5/24)" % (where, i, text))
         try:
-            net = netaddr.IPNetwork(text)
-        except (netaddr.AddrFormatError, ValueError, TypeError):
+            net = _netaddr().IPNetwork(text)
+        except (_netaddr().AddrFormatError, ValueError, TypeError):
             _fail("%s.addresses[%d] %r is not an IPv4 or IPv6 address with a prefix length" % (where, i, text))
         if net.version == 4 and net.prefixlen < 31 and net.ip in (net.network, net.broadcast):
             _fail("%s.addresses[%d] %s is the network or broadcast address of its subnet" % (where, i, text))
@@ -158,7 +171,7 @@ def _check_overlaps(rails):
     seen = []
     for name, addresses in rails:
         for text in addresses:
-            net = netaddr.IPNetwork(text).cidr
+            net = _netaddr().IPNetwork(text).cidr
             for other_name, other_text, other in seen:
                 # the same address twice is reported by ipoib_duplicate_addresses, across the play
                 if net.version == other.version and (net in other or other in net) \
@@ -169,7 +182,7 @@ def _check_overlaps(rails):
 
 
 def ipoib_plan(hca, config, mtu=2044, mode="datagram"):
-    if netaddr is None:
+    if _netaddr() is None:
         _fail("the ipoib_plan filter needs the Python library netaddr on the controller (pip install netaddr)")
     if not isinstance(hca, dict) or "hcas" not in hca:
         _fail("ipoib_plan expects the registered result of fabric.infiniband.hca_info")

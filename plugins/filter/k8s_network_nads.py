@@ -75,15 +75,27 @@ _value:
   elements: dict
 """
 
+import importlib
 import json
 import re
 
 from ansible.errors import AnsibleFilterError
 
-try:
-    import netaddr
-except ImportError:  # pragma: no cover - reported when the filter runs
-    netaddr = None
+_LIBRARIES = {}
+
+
+def _netaddr():
+    """netaddr, imported the first time a filter needs it, or None when it is not installed.
+
+    Not at the top of the file: Ansible imports every filter file of the collection whenever one of its
+    filters is templated, so a module-level import would cost every task that uses any of them.
+    """
+    if "netaddr" not in _LIBRARIES:
+        try:
+            _LIBRARIES["netaddr"] = importlib.import_module("netaddr")
+        except ImportError:  # pragma: no cover - reported when the filter runs
+            _LIBRARIES["netaddr"] = None
+    return _LIBRARIES["netaddr"]
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _RESOURCE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
@@ -113,8 +125,8 @@ def _pkey(net, value):
 
 def _address(net, key, text):
     try:
-        return netaddr.IPAddress(str(text))
-    except (netaddr.AddrFormatError, ValueError, TypeError):
+        return _netaddr().IPAddress(str(text))
+    except (_netaddr().AddrFormatError, ValueError, TypeError):
         _fail(net, "ipam.%s %r is not an IP address" % (key, text))
 
 
@@ -128,8 +140,8 @@ def _ipam(net, ipam, kubeconfig):
     try:
         if "/" not in text:
             raise ValueError
-        network = netaddr.IPNetwork(text)
-    except (netaddr.AddrFormatError, ValueError, TypeError):
+        network = _netaddr().IPNetwork(text)
+    except (_netaddr().AddrFormatError, ValueError, TypeError):
         _fail(net, "ipam.range %r is not a CIDR" % (text,))
     if network.ip != network.network:
         _fail(net, "ipam.range %s has host bits set (the network is %s)" % (text, network.cidr))
@@ -151,8 +163,8 @@ def _ipam(net, ipam, kubeconfig):
     for item in ipam.get("exclude") or []:
         try:
             # a bare address excludes that one address
-            excluded = netaddr.IPNetwork(str(item) if "/" in str(item) else "%s/%d" % (item, 32 if network.version == 4 else 128))
-        except (netaddr.AddrFormatError, ValueError, TypeError):
+            excluded = _netaddr().IPNetwork(str(item) if "/" in str(item) else "%s/%d" % (item, 32 if network.version == 4 else 128))
+        except (_netaddr().AddrFormatError, ValueError, TypeError):
             _fail(net, "ipam.exclude %r is not a CIDR" % (item,))
         if excluded.ip != excluded.network:
             _fail(net, "ipam.exclude %s has host bits set" % (item,))
@@ -166,8 +178,8 @@ def _ipam(net, ipam, kubeconfig):
         if not isinstance(route, dict) or "dst" not in route:
             _fail(net, "ipam.routes entries need dst (a CIDR), got %r" % (route,))
         try:
-            dst = netaddr.IPNetwork(str(route["dst"]))
-        except (netaddr.AddrFormatError, ValueError, TypeError):
+            dst = _netaddr().IPNetwork(str(route["dst"]))
+        except (_netaddr().AddrFormatError, ValueError, TypeError):
             _fail(net, "ipam.routes dst %r is not a CIDR" % (route["dst"],))
         if dst.version != network.version:
             _fail(net, "ipam.routes dst %s is not of the range's IP version" % dst)
@@ -284,7 +296,7 @@ def _config(net, kind, ipam, device_plugin, rdma_netns, resource_names, nodes):
 
 def k8s_network_nads(networks, namespace="default", device_plugin="sriov", rdma_netns="unknown", resource_names=None,
                      whereabouts_kubeconfig="/etc/cni/net.d/whereabouts.d/whereabouts.kubeconfig", labels=None, nodes=None):
-    if netaddr is None:
+    if _netaddr() is None:
         raise AnsibleFilterError("k8s_network_nads needs the Python library netaddr on the controller")
     if device_plugin not in ("sriov", "rdma_shared", "none"):
         raise AnsibleFilterError("k8s_network_device_plugin %r is not sriov, rdma_shared or none" % (device_plugin,))
