@@ -85,8 +85,8 @@ def render(facts, names, packages=None, **overrides):
     variables.update(_trust(_load("vars/main.yml")))
     facts = dict(facts, architecture=overrides.pop("architecture", "x86_64"))
     variables["ansible_facts"] = facts
-    # What __rdma_stack_query prints: "<name> installed <version>", and other states for the rest.
-    variables["__rdma_stack_pkgq"] = {"stdout_lines": list(packages or [])}
+    # What node_facts returns: the installed packages among those asked, by name, with their version.
+    variables["__rdma_stack_pkgq"] = {"packages": dict(packages or {}), "cmd": []}
     platform = Templar(loader=DataLoader(), variables=variables).template(variables["__rdma_stack_platform"])
     for rel in ("vars/%s.yml" % facts["os_family"], "vars/%s.yml" % platform):
         if os.path.exists(os.path.join(ROLE, rel)):
@@ -144,8 +144,8 @@ def test_doca_mirror_on_a_local_path_arm():
     assert out["rdma_stack_doca_key_url"] == "file:///srv/mirror/doca/GPG-KEY-Mellanox.pub"
 
 
-def _pkg(name, version, status="installed"):
-    return "%s %s %s" % (name, status, version)
+def _pkg(name, version):
+    return (name, version)
 
 
 JUDGED = ["__rdma_stack_installed_inbox", "__rdma_stack_installed_ofed", "__rdma_stack_doca_kernel_installed"]
@@ -156,13 +156,13 @@ def _names(lines):
 
 
 def test_nothing_installed_is_neither():
-    out = render(FACTS["Debian-12"], JUDGED, packages=[_pkg("libibverbs1", "44.0-2", "config-files"), "package rdma-core is not installed"])
+    out = render(FACTS["Debian-12"], JUDGED, packages=[])
     assert out == {"__rdma_stack_installed_inbox": [], "__rdma_stack_installed_ofed": [], "__rdma_stack_doca_kernel_installed": False}
 
 
 def test_inbox_libibverbs_is_inbox():
     out = render(FACTS["Debian-12"], JUDGED, packages=[_pkg("libibverbs1", "44.0-2")])
-    assert out["__rdma_stack_installed_inbox"] == ["libibverbs1 installed 44.0-2"]
+    assert out["__rdma_stack_installed_inbox"] == ["libibverbs1 44.0-2"]
     assert out["__rdma_stack_installed_ofed"] == []
 
 
@@ -206,3 +206,83 @@ def test_rpm_version_release_and_kernel_package():
 def test_extra_packages_are_added():
     out = render(FACTS["RHEL-9"], ["__rdma_stack_packages"], rdma_stack_extra_packages=["opensm"])
     assert out["__rdma_stack_packages"] == RPM_COMMON + ["opensm"]
+
+
+# ---------------------------------------------------------------- what node_facts asks for
+
+def _vars_files():
+    return sorted(name for name in os.listdir(os.path.join(ROLE, "vars")) if name.endswith(".yml") and name != "main.yml")
+
+
+def test_every_platform_vars_file_package_is_queried():
+    """node_facts runs before the platform is known: it asks for every package name any vars file can ask for
+    (lists named *_packages or *_libraries), and the union names no package that no vars file asks for."""
+    union = _load("vars/main.yml")["__rdma_stack_query_names"]
+    assert len(union) == len(set(union)), "a name twice in __rdma_stack_query_names"
+    named = {}
+    for name in _vars_files():
+        for key, value in (_load("vars/" + name) or {}).items():
+            if key.endswith(("_packages", "_libraries")):
+                assert isinstance(value, list), (name, key)
+                for package in value:
+                    named.setdefault(package, "vars/%s %s" % (name, key))
+    missing = sorted("%s (%s)" % (package, where) for package, where in named.items() if package not in union)
+    assert not missing, "add to __rdma_stack_query_names in vars/main.yml: %s" % ", ".join(missing)
+    assert sorted(set(union) - set(named)) == [], "__rdma_stack_query_names has names no vars file asks for"
+
+
+@pytest.mark.parametrize("host", sorted(EXPECTED))
+def test_the_query_holds_what_the_platform_installs_and_judges(host):
+    out = render(FACTS[host], ["__rdma_stack_queried", "__rdma_stack_packages", "__rdma_stack_watched", "__rdma_stack_doca_kernel_packages"])
+    for name in ("__rdma_stack_packages", "__rdma_stack_watched", "__rdma_stack_doca_kernel_packages"):
+        assert set(out[name]) <= set(out["__rdma_stack_queried"]), name
+    out = render(FACTS[host], ["__rdma_stack_queried", "__rdma_stack_packages"], rdma_stack_flavour="doca")
+    assert set(out["__rdma_stack_packages"]) <= set(out["__rdma_stack_queried"])
+
+
+def test_the_query_adds_the_doca_and_extra_packages_that_are_plain_names():
+    out = render(FACTS["Debian-12"], ["__rdma_stack_queried", "__rdma_stack_query_names"],
+                 rdma_stack_doca_packages=["doca-roce", "doca-ofed=3.3.0-1"], rdma_stack_extra_packages=["opensm", "rdma-core", "-x", "a b"])
+    assert out["__rdma_stack_queried"] == out["__rdma_stack_query_names"] + ["doca-roce", "opensm"]
+
+
+def test_a_no_op_installs_nothing():
+    packages = [_pkg(name, "44.0-2") for name in EXPECTED["Debian-12"][1]]
+    out = render(FACTS["Debian-12"], ["__rdma_stack_to_install", "__rdma_stack_install_needed"], packages=packages)
+    assert out == {"__rdma_stack_to_install": [], "__rdma_stack_install_needed": False}
+
+
+def test_what_is_missing_is_installed():
+    packages = [_pkg("rdma-core", "44.0-2"), _pkg("kmod", "30+20221128-1")]
+    out = render(FACTS["Debian-12"], ["__rdma_stack_to_install"], packages=packages, rdma_stack_extra_packages=["opensm"])
+    assert out["__rdma_stack_to_install"] == [p for p in EXPECTED["Debian-12"][1] if p not in ("rdma-core", "kmod")] + ["opensm"]
+
+
+def test_recorded_doca_over_ubuntu_inbox_is_mixed():
+    """What node_facts makes of a recorded query (module_utils/fixtures/pkgquery), judged by the role."""
+    from ansible_collections.fabric.infiniband.plugins.module_utils import pkgquery
+    from ansible_collections.fabric.infiniband.tests.unit.conftest import read_fixture
+
+    union = _load("vars/main.yml")["__rdma_stack_query_names"]
+    found, problem = pkgquery.parse(pkgquery.DPKG_QUERY, 1, read_fixture("pkgquery/layout_ubuntu2204_doca_mixed.txt"), "")
+    assert problem is None
+    packages = list(pkgquery.installed(union, found).items())
+    registers = dict((name, {}) for name in ("__rdma_stack_key_apt", "__rdma_stack_sources_apt", "__rdma_stack_pin", "__rdma_stack_key_rpm",
+                                             "__rdma_stack_sources_dnf"))
+    out = render(FACTS["Ubuntu-22.04"], JUDGED, packages=packages, rdma_stack_flavour="doca", **registers)
+    assert out["__rdma_stack_installed_inbox"] == ["libibverbs1 39.0-1"]
+    assert _names(out["__rdma_stack_installed_ofed"]) == ["doca-ofed", "ibverbs-providers", "librdmacm1", "mlnx-ofed-kernel-dkms",
+                                                          "mlnx-ofed-kernel-utils", "mlnx-tools", "ofed-scripts", "rdma-core"]
+    assert out["__rdma_stack_doca_kernel_installed"] is True
+
+
+def test_the_query_after_an_install_tells_the_doca_kernel_package():
+    names = ["__rdma_stack_doca_kernel_installed"]
+    changed = {"__rdma_stack_install": {"changed": True}, "rdma_stack_flavour": "doca", "__rdma_stack_key_apt": {}, "__rdma_stack_sources_apt": {},
+               "__rdma_stack_pin": {}, "__rdma_stack_key_rpm": {}, "__rdma_stack_sources_dnf": {}}
+    after = {"packages": {"mlnx-ofed-kernel-dkms": "25.07.OFED.25.07.0.9.7.1-1"}, "cmd": []}
+    assert render(FACTS["Debian-12"], names, packages=[], **changed) == {names[0]: False}
+    assert render(FACTS["Debian-12"], names, packages=[], __rdma_stack_pkgq_after=after, **changed) == {names[0]: True}
+    # a re-query of an earlier inclusion is not this run's when nothing was installed
+    assert render(FACTS["Debian-12"], names, packages=[], __rdma_stack_pkgq_after=after, rdma_stack_flavour="doca",
+                  **{k: v for k, v in changed.items() if k.startswith("__rdma_stack_") and k != "__rdma_stack_install"}) == {names[0]: False}
