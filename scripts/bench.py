@@ -69,18 +69,26 @@ def env(forks=20, **extra):
     result.update(ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
                   ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"), PATH="%s:%s" % (BIN, os.environ.get("PATH", "")),
                   FABRIC_LAB_INSTANCE=INSTANCE, FABRIC_LAB_INVENTORY=INVENTORY, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
-                  ANSIBLE_FORKS=str(forks), ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks",
+                  ANSIBLE_FORKS=str(forks), ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks,fabric.infiniband.preload",
                   PROFILE_TASKS_TASK_OUTPUT_LIMIT="8", ANSIBLE_CALLBACK_RESULT_FORMAT="yaml")
     result.update(extra)
     return result
 
 
+# Runs a command and writes the largest resident set of its processes (ansible-playbook's main process:
+# its forks start as copies of it) to a file: what each fork of a worker has to copy grows with it.
+MAXRSS_LAUNCHER = ("import resource, subprocess, sys; rc = subprocess.call(sys.argv[2:]); "
+                   "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)); sys.exit(rc)")
+
+
 def timed(argv, environment, log_name):
-    """Run a command; wall time and the CPU it and its children (Ansible's forks) used."""
+    """Run a command; wall time, the CPU it and its children (Ansible's forks) used, and its largest RSS."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     # Its own process group, so that the deadline stops Ansible's forks too.
     os.makedirs(RUN_DIR, exist_ok=True)
+    rss_file = os.path.join(RUN_DIR, ".maxrss")
+    argv = [sys.executable, "-c", MAXRSS_LAUNCHER, rss_file] + list(argv)
     with subprocess.Popen(argv, cwd=RUN_DIR, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           start_new_session=True) as proc:
         left = deadline_left(DEADLINE[0])
@@ -94,8 +102,13 @@ def timed(argv, environment, log_name):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(os.path.join(CACHE, "logs", log_name + ".log"), "w", encoding="utf-8") as handle:
         handle.write(stdout)
+    try:
+        with open(rss_file, encoding="utf-8") as handle:
+            maxrss = int(handle.read()) * 1024
+    except (OSError, ValueError):
+        maxrss = None
     return {"rc": proc.returncode, "wall_s": round(wall, 2), "user_s": round(after.ru_utime - before.ru_utime, 2),
-            "sys_s": round(after.ru_stime - before.ru_stime, 2), "output": stdout}
+            "sys_s": round(after.ru_stime - before.ru_stime, 2), "maxrss_bytes": maxrss, "output": stdout}
 
 
 def labctl(*args, bounded=False):
@@ -195,7 +208,7 @@ def playbook(playbook_path, hosts, name, forks=20, extra=(), profile=None):
     result = timed(argv, env(forks), name)
     per_host = recap(result["output"])
     run = {"rc": result["rc"], "wall_s": result["wall_s"], "user_s": result["user_s"], "sys_s": result["sys_s"],
-           "hosts": len(per_host), "forks": forks,
+           "maxrss_bytes": result["maxrss_bytes"], "hosts": len(per_host), "forks": forks,
            "wall_per_host_s": round(result["wall_s"] / max(len(per_host), 1), 3),
            "tasks_run": sum(h["ok"] + h["failed"] for h in per_host.values()),
            "tasks_changed": sum(h["changed"] for h in per_host.values()),
@@ -475,17 +488,19 @@ def table(data):
     fleet = data.get("fleet") or []
     if fleet:
         lines += ["| fleet nodes | no-op wall s | s per host | s per host-task | ping s | no-op/ping | controller user+sys s "
-                  "| nodes' memory (podman stats) | host memory used, delta (free) | changed | fw writes | reboots |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "| controller max RSS | nodes' memory (podman stats) | host memory used, delta (free) | changed | fw writes | reboots |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for run in fleet:
             if "noop" not in run:
-                lines.append("| %d | skipped: %s | | | | | | | | | | |" % (run["hosts"], run.get("skipped", "")))
+                lines.append("| %d | skipped: %s | | | | | | | | | | | |" % (run["hosts"], run.get("skipped", "")))
                 continue
             noop, fw = run["noop"], run["noop"].get("firmware_totals") or {}
             stats = run.get("podman_stats_bytes")
-            lines.append("| %d | %.1f | %.3f | %.4f | %.1f | %.1f | %.1f | %s | %.2f GiB | %d | %s | %s |" % (
+            lines.append("| %d | %.1f | %.3f | %.4f | %.1f | %.1f | %.1f | %s | %s | %.2f GiB | %d | %s | %s |" % (
                 run["hosts"], noop["wall_s"], run["seconds_per_host"], noop["wall_per_host_task_s"], run["ping"]["wall_s"],
-                run["noop_to_ping_ratio"], noop["user_s"] + noop["sys_s"], "%.2f GiB" % (stats / 1024 ** 3) if stats else "-",
+                run["noop_to_ping_ratio"], noop["user_s"] + noop["sys_s"],
+                "%.0f MiB" % (noop["maxrss_bytes"] / 1024 ** 2) if noop.get("maxrss_bytes") else "-",
+                "%.2f GiB" % (stats / 1024 ** 3) if stats else "-",
                 run["memory_used_bytes"] / 1024 ** 3, noop["tasks_changed"],
                 fw.get("write", "-"), fw.get("reboots", "-")))
     probes = data.get("fleet_probes") or []

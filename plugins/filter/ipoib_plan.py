@@ -78,6 +78,7 @@ def _netaddr():
             _LIBRARIES["netaddr"] = None
     return _LIBRARIES["netaddr"]
 
+
 MODES = ("datagram", "connected")
 MAX_MTU = {"datagram": 4092, "connected": 65520}
 MIN_MTU = 1280  # IPv6's minimum, and well above IPoIB's own

@@ -97,6 +97,7 @@ def _netaddr():
             _LIBRARIES["netaddr"] = None
     return _LIBRARIES["netaddr"]
 
+
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _RESOURCE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 _NETDEV = re.compile(r"^[^\s/:]{1,15}$")
