@@ -15,7 +15,10 @@ description:
   - An adapter named in O(adapters) by PCI address (any function of the card, with or without the domain) or by model gets the
     link types listed there; every other card gets O(default) on all its ports, or is left out when O(default) is V(null).
   - VFs, functions without an NVIDIA/Mellanox model and, unless named explicitly, BlueField cards are left out.
-  - Whether a card has link type parameters at all (Ethernet-only cards do not) is for the firmware tool to say.
+  - A card of a model whose silicon is Ethernet-only (ConnectX-4 Lx, ConnectX-6 Lx, ConnectX-6 Dx) that gets O(default) has no
+    link type to set: its entry has RV(_value[].query=false), unless O(other_params) has parameters for it, so that the role does
+    not ask its firmware (a real query takes seconds). For every other card, whether it has link type parameters is for the
+    firmware tool to say.
 options:
   _input:
     description: The registered result of M(fabric.infiniband.hca_info).
@@ -31,6 +34,12 @@ options:
     type: list
     elements: dict
     default: []
+  other_params:
+    description:
+      - Other roles' firmware parameters per card (by the PCI address of its first function), written in the same set as the link
+        types; a card listed here is always queried.
+    type: dict
+    default: {}
 """
 
 EXAMPLES = r"""
@@ -67,11 +76,16 @@ _value:
     source:
       description: V(default), or C(link_type_adapters[N]) for the entry that chose the link types.
       type: str
+    query:
+      description: Whether the role asks the card's firmware (V(false) for an Ethernet-only card that gets O(default) and nothing else).
+      type: bool
 """
 
 import re
 
 from ansible.errors import AnsibleFilterError
+
+from ansible_collections.fabric.infiniband.plugins.module_utils.sysfs import ETHERNET_ONLY_MODELS
 
 LINK_TYPES = ("ib", "eth")
 _BDF = re.compile(r"^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.([0-7]))?$")
@@ -117,8 +131,9 @@ def _validate(default, adapters):
             raise AnsibleFilterError("%s.ports must be a non-empty list of ib or eth (port 1, port 2), got %r" % (where, ports))
 
 
-def link_type_plan(hca, default="ib", adapters=None):
+def link_type_plan(hca, default="ib", adapters=None, other_params=None):
     adapters = adapters or []
+    other_params = other_params or {}
     if not isinstance(hca, dict) or "hcas" not in hca:
         raise AnsibleFilterError("link_type_plan expects the registered result of fabric.infiniband.hca_info")
     _validate(default, adapters)
@@ -153,6 +168,7 @@ def link_type_plan(hca, default="ib", adapters=None):
             "card": card, "device": info["functions"][0], "model": info["model"], "ports": len(info["functions"]),
             "link_types": link_types, "source": source,
             "params": dict(("LINK_TYPE_P%d" % (port + 1), value) for port, value in enumerate(link_types)),
+            "query": not (source == "default" and info["model"] in ETHERNET_ONLY_MODELS and info["functions"][0] not in other_params),
         })
     return plan
 

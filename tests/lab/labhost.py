@@ -87,9 +87,11 @@ def firmware_writes(node):
     return [c for c in calls(node) if c.get("kind") in ("write", "reset")]
 
 
-def adapters(node):
-    """The PCI addresses of the node's adapters (its simulator state)."""
-    return [a["pci_address"] for a in state(node).get("adapters", [])]
+def adapters(node, with_link_type=False):
+    """The PCI addresses of the node's adapters (its simulator state); with_link_type: not the Ethernet-only
+    ones (ConnectX-4 Lx, -6 Lx, -6 Dx), whose firmware has no link type and which link_type does not query."""
+    return [a["pci_address"] for a in state(node).get("adapters", [])
+            if not (with_link_type and str(a.get("model", "")).startswith(("ConnectX-4 Lx", "ConnectX-6 Lx", "ConnectX-6 Dx")))]
 
 
 def boot_count(node):

@@ -122,3 +122,16 @@ def test_status_judges_only_the_link_types_of_a_set_that_carried_other_parameter
     status = link_type_status([result], _hca(("0000:3b:00.0", "Ethernet")))
     assert status["pending"] == ["0000:3b:00.0"] and status["power_cycle"] is True
     assert status["reason"] == "0000:3b:00.0: LINK_TYPE_P1=IB at the next boot"
+
+
+def test_ethernet_only_cards_are_not_queried_unless_named_or_written_with_other_params():
+    hca = {"hcas": [_fn("0000:01:00.0", "ConnectX-4 Lx"), _fn("0000:01:00.1", "ConnectX-4 Lx"),
+                    _fn("0000:02:00.0", "ConnectX-6 Dx"), _fn("0000:c1:00.0", "ConnectX-7")]}
+    plan = link_type_plan(hca, "ib")
+    assert [(p["device"], p["query"]) for p in plan] == [("0000:01:00.0", False), ("0000:02:00.0", False), ("0000:c1:00.0", True)]
+    # another role's parameters for the card: it is queried (and written) as before
+    plan = link_type_plan(hca, "ib", [], {"0000:02:00.0": {"SRIOV_EN": "True"}})
+    assert [(p["device"], p["query"]) for p in plan] == [("0000:01:00.0", False), ("0000:02:00.0", True), ("0000:c1:00.0", True)]
+    # named by the inventory: the firmware tool says whether it has link types
+    plan = link_type_plan(hca, "ib", [{"model": "ConnectX-4 Lx", "ports": ["eth", "eth"]}])
+    assert [(p["device"], p["query"]) for p in plan][0] == ("0000:01:00.0", True)
