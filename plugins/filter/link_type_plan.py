@@ -16,7 +16,7 @@ description:
     link types listed there; every other card gets O(default) on all its ports, or is left out when O(default) is V(null).
   - VFs, functions without an NVIDIA/Mellanox model and, unless named explicitly, BlueField cards are left out.
   - A card of a model whose silicon is Ethernet-only (ConnectX-4 Lx, ConnectX-6 Lx, ConnectX-6 Dx) that gets O(default) has no
-    link type to set: its entry has RV(_value[].query=false), unless O(other_params) has parameters for it, so that the role does
+    link type to set, so its entry has RV(_value[].query=false), unless O(other_params) has parameters for it, so that the role does
     not ask its firmware (a real query takes seconds). For every other card, whether it has link type parameters is for the
     firmware tool to say.
 options:
