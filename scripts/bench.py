@@ -358,10 +358,10 @@ def raise_inotify(nodes, notes):
     return old
 
 
-def bench_fleet(sizes, forks, deadline, profile_size, notes, runs):
+def bench_fleet(sizes, forks, deadline, profile_size, notes, runs, repeats=2):
     old_inotify = raise_inotify(max(sizes), notes)
     try:
-        _bench_fleet(sizes, forks, deadline, profile_size, runs)
+        _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats)
     finally:
         labctl("down")
         if old_inotify is not None:
@@ -369,7 +369,7 @@ def bench_fleet(sizes, forks, deadline, profile_size, notes, runs):
                 handle.write(str(old_inotify))
 
 
-def _bench_fleet(sizes, forks, deadline, profile_size, runs):
+def _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats):
     converged = os.path.join(CACHE, "converged")
     labctl("reset")
     baseline = memory_used()
@@ -377,7 +377,7 @@ def _bench_fleet(sizes, forks, deadline, profile_size, runs):
     for size in sizes:
         left = deadline_left(deadline)
         # Seconds per new node (up and warm-up) and per node of the no-op, from the size before.
-        need = cost and cost[0] * (size - started_hosts) + cost[1] * size * 1.2
+        need = cost and cost[0] * (size - started_hosts) + cost[1] * size * repeats * 1.2
         if need and left is not None and need > left:
             say("fleet of %d skipped: about %.0f s needed, %.0f s left before the deadline" % (size, need, left))
             runs.append({"hosts": size, "skipped": "about %.0f s needed, %.0f s left before the deadline (%s UTC)" % (
@@ -401,12 +401,22 @@ def _bench_fleet(sizes, forks, deadline, profile_size, runs):
         prepared = time.monotonic() - clock
         run["memory_used_bytes"] = memory_used() - baseline
         run["podman_stats_bytes"] = podman_memory()
-        say("fleet of %d: no-op converge (forks %d) and ping" % (size, forks))
-        # verify.yml checks the switch fabric, which fleet nodes do not have (no ports): not in the fleet's converge.
-        run["noop"] = playbook(SITE, hosts, "fleet-%d-noop" % size, forks, extra=["--skip-tags", "verify"])
-        run["noop"].pop("recap", None)
-        run["noop"]["firmware_totals"] = _totals(run["noop"].pop("firmware", None))
-        run["ping"] = ping("ib_nodes", forks, "fleet-%d-ping" % size)
+        noops, pings = [], []
+        for attempt in range(1, repeats + 1):
+            say("fleet of %d: no-op converge (forks %d) and ping, run %d of %d" % (size, forks, attempt, repeats))
+            # verify.yml checks the switch fabric, which fleet nodes do not have (no ports): not in the fleet's converge.
+            noop = playbook(SITE, hosts, "fleet-%d-noop-%d" % (size, attempt), forks, extra=["--skip-tags", "verify"])
+            noop.pop("recap", None)
+            noop["firmware_totals"] = _totals(noop.pop("firmware", None))
+            noops.append(noop)
+            pings.append(ping("ib_nodes", forks, "fleet-%d-ping-%d" % (size, attempt)))
+        # The machine is shared: the faster of the runs is the one least disturbed by other jobs.
+        # Every run must change nothing (checks() looks at each of them).
+        run["noop"] = min(noops, key=lambda r: r["wall_s"])
+        run["ping"] = min(pings, key=lambda r: r["wall_s"])
+        run["noop_runs"] = [{k: r[k] for k in ("wall_s", "user_s", "sys_s", "tasks_changed", "failed", "firmware_totals")}
+                            for r in noops]
+        run["ping_runs_s"] = [r["wall_s"] for r in pings]
         run["noop_to_ping_ratio"] = round(run["noop"]["wall_s"] / max(run["ping"]["wall_s"], 0.01), 1)
         run["seconds_per_host"] = round(run["noop"]["wall_s"] / size, 3)
         if size == profile_size:
@@ -415,7 +425,7 @@ def _bench_fleet(sizes, forks, deadline, profile_size, runs):
             run["controller_profile"] = {"wall_s": profiled["wall_s"], **hot_spots(prof)}
         runs.append(run)
         started_hosts = size
-        cost = (prepared / max(len(new), 1), (run["noop"]["wall_s"] + run["ping"]["wall_s"]) / size)
+        cost = (prepared / max(len(new), 1), (run["noop"]["wall_s"] + run["ping"]["wall_s"]) / size)  # per run
         with open(os.path.join(CACHE, "logs", "fleet-partial.json"), "w", encoding="utf-8") as handle:
             json.dump(runs, handle, indent=1)
 
@@ -443,6 +453,13 @@ def probe(size, notes):
                 handle.write(str(old_inotify))
 
 
+def _most(noops, key):
+    """The largest firmware total ``key`` over the runs, or "-" when none counted it."""
+    counted = [(r.get("firmware_totals") or {}).get(key) for r in noops]
+    counted = [c for c in counted if c is not None]
+    return max(counted) if counted else "-"
+
+
 def _totals(firmware):
     if not firmware:
         return None
@@ -457,7 +474,9 @@ def _totals(firmware):
 
 def linearity(runs):
     """Time against hosts / forks (forks fixed): per size the seconds per unit, and whether each step
-    up in size grew the wall time by no more than the size did (10 % allowed for noise)."""
+    up in size grew the wall time by no more than the size did (10 % allowed for noise).
+
+    Each size's time is its faster no-op run (``--fleet-runs``)."""
     done = [r for r in runs if "noop" in r]
     per_unit = {r["hosts"]: round(r["noop"]["wall_s"] / (r["hosts"] / r["noop"]["forks"]), 2) for r in done}
     steps = [{"from": a["hosts"], "to": b["hosts"], "hosts_x": round(b["hosts"] / a["hosts"], 1),
@@ -523,22 +542,24 @@ def table(data):
         lines += ["", "No-op converge / ping: **%.1fx** (goal <= 10x)." % lab["noop_to_ping_ratio"], ""]
     fleet = data.get("fleet") or []
     if fleet:
-        lines += ["| fleet nodes | no-op wall s | s per host | s per host-task | ping s | no-op/ping | controller user+sys s "
+        lines += ["| fleet nodes | no-op wall s, faster run (each run) | s per host | s per host-task | ping s | no-op/ping | controller user+sys s "
                   "| controller max RSS | nodes' memory (podman stats) | host memory used, delta (free) | changed | fw writes | reboots |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for run in fleet:
             if "noop" not in run:
                 lines.append("| %d | skipped: %s | | | | | | | | | | | |" % (run["hosts"], run.get("skipped", "")))
                 continue
-            noop, fw = run["noop"], run["noop"].get("firmware_totals") or {}
+            noop = run["noop"]
             stats = run.get("podman_stats_bytes")
-            lines.append("| %d | %.1f | %.3f | %.4f | %.1f | %.1f | %.1f | %s | %s | %.2f GiB | %d | %s | %s |" % (
-                run["hosts"], noop["wall_s"], run["seconds_per_host"], noop["wall_per_host_task_s"], run["ping"]["wall_s"],
+            every = run.get("noop_runs") or []
+            lines.append("| %d | %s | %.3f | %.4f | %.1f | %.1f | %.1f | %s | %s | %.2f GiB | %d | %s | %s |" % (
+                run["hosts"], "%.1f" % noop["wall_s"] + (" (%s)" % " / ".join("%.1f" % r["wall_s"] for r in every) if len(every) > 1 else ""),
+                run["seconds_per_host"], noop["wall_per_host_task_s"], run["ping"]["wall_s"],
                 run["noop_to_ping_ratio"], noop["user_s"] + noop["sys_s"],
                 "%.0f MiB" % (noop["maxrss_bytes"] / 1024 ** 2) if noop.get("maxrss_bytes") else "-",
                 "%.2f GiB" % (stats / 1024 ** 3) if stats else "-",
-                run["memory_used_bytes"] / 1024 ** 3, noop["tasks_changed"],
-                fw.get("write", "-"), fw.get("reboots", "-")))
+                run["memory_used_bytes"] / 1024 ** 3, max(r["tasks_changed"] for r in every or [noop]),
+                _most(every or [noop], "write"), _most(every or [noop], "reboots")))
     probes = data.get("fleet_probes") or []
     if probes:
         lines += ["", "| fleet nodes started only (no converge) | start s | nodes' memory (podman stats) | host memory used, delta (free) | ping s |",
@@ -720,8 +741,9 @@ def performance_doc(data, stamp, table_text):
         "  stay DOWN; nothing in `site.yml` for these inventories needs an ACTIVE port). Each node is a clone",
         "  (`podman commit`) of the converged lab node it copies, its firmware as that converge left it, so a new",
         "  node needs no package install and no reboot: a warm-up of the sriov role (its VF GUIDs follow the",
-        "  inventory name) on the nodes new at that size, then the timed no-op converge and ping of all of them,",
-        "  with the same forks at every size (`--skip-tags verify`: verify.yml checks a switch fabric these nodes do",
+        "  inventory name) on the nodes new at that size, then the timed no-op converge and ping of all of them, twice",
+        "  (`--fleet-runs`; the faster run of each is the figure, on a shared machine the least disturbed one, and",
+        "  every run must change nothing), with the same forks at every size (`--skip-tags verify`: verify.yml checks a switch fabric these nodes do",
         "  not have). Memory: the nodes' cgroups (`podman stats`, page cache included) and",
         "  the change of the host's used memory (`free`; other jobs on the machine move it too). Controller CPU is",
         "  user+sys of ansible-playbook and its forks (and their ssh clients); the nodes' own CPU is not in it.",
@@ -740,6 +762,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--sizes", default="1,10,50,200", help="fleet sizes (comma-separated; empty: no fleet)")
     parser.add_argument("--forks", type=int, default=20, help="forks for the fleet runs (ansible.cfg's 20 by default)")
+    parser.add_argument("--fleet-runs", type=int, default=2, help="no-op converges (each with a ping) per fleet size; the faster counts")
     parser.add_argument("--profile-size", type=int, default=10, help="fleet size whose no-op converge runs once more under cProfile")
     parser.add_argument("--deadline", help="HH:MM UTC: skip a fleet size that would not end by then")
     parser.add_argument("--no-lab", action="store_true",
@@ -782,7 +805,7 @@ def main(argv=None):
         if sizes:
             data["fleet"] = []
             try:
-                bench_fleet(sizes, args.forks, deadline, args.profile_size, data["notes"], data["fleet"])
+                bench_fleet(sizes, args.forks, deadline, args.profile_size, data["notes"], data["fleet"], max(args.fleet_runs, 1))
             except (SystemExit, subprocess.CalledProcessError, OSError) as exc:
                 # What the smaller sizes measured still stands; say where it stopped.
                 # the cause is at the end of labctl's output, after the long podman command line
@@ -852,14 +875,15 @@ def checks(data):
         check("fleet time grows no faster than hosts / forks", steps, lin["no_faster_than_linear"])
     for run in data.get("fleet") or []:
         if "noop" in run:
-            fw = run["noop"].get("firmware_totals") or {}
-            check("fleet of %d: no-op runs clean, changes nothing, one query per adapter with a link type (none for an "
-                  "Ethernet-only one), no write, no reboot" % run["hosts"],
-                  "%d failed, %d changed, %d adapters not at their one query (or none), %d writes, %d reboots" % (
-                      run["noop"]["failed"], run["noop"]["tasks_changed"], fw.get("adapters_not_one_query", 0), fw.get("write", 0),
-                      fw.get("reboots", 0)),
-                  not run["noop"]["failed"] and run["noop"]["tasks_changed"] == 0 and not fw.get("adapters_not_one_query")
-                  and not fw.get("write") and not fw.get("reboots"))
+            for index, noop in enumerate(run.get("noop_runs") or [run["noop"]], 1):
+                fw = noop.get("firmware_totals") or {}
+                check("fleet of %d, no-op run %d: runs clean, changes nothing, one query per adapter with a link type (none for an "
+                      "Ethernet-only one), no write, no reboot" % (run["hosts"], index),
+                      "%d failed, %d changed, %d adapters not at their one query (or none), %d writes, %d reboots" % (
+                          noop["failed"], noop["tasks_changed"], fw.get("adapters_not_one_query", 0), fw.get("write", 0),
+                          fw.get("reboots", 0)),
+                      not noop["failed"] and noop["tasks_changed"] == 0 and not fw.get("adapters_not_one_query")
+                      and not fw.get("write") and not fw.get("reboots"))
     return found
 
 
