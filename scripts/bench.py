@@ -720,7 +720,7 @@ def performance_doc(data, stamp, table_text):
     lines += [
         "## How it is measured",
         "",
-        "- **Reproduce**: `make bench` (about an hour on 2 shared cores; `BENCH_ARGS=\"--sizes 1,10 --deadline HH:MM\"` bounds it).",
+        "- **Reproduce**: `make bench` (about 35 minutes on 2 shared cores; `BENCH_ARGS=\"--sizes 1,10 --deadline HH:MM\"` bounds it).",
         "  It never touches the demo lab: `FABRIC_LAB_INSTANCE=bench` gives `lab/labctl.py` its own containers, network,",
         "  SSH ports, ibsim port and `.cache/lab-bench/` (with its generated inventory and every run's log under `logs/`).",
         "- **3 lab nodes**: the demo lab's nodes, fresh, with the switch fabric (ibsim and its OpenSM). `ansible -m ping`,",
