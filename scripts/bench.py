@@ -148,11 +148,6 @@ def boot_count(node):
         return json.load(handle).get("runtime", {}).get("boot_count", 0)
 
 
-def adapters(node):
-    with open(os.path.join(CACHE, "nodes", node, "state", "state.json"), encoding="utf-8") as handle:
-        return [a["pci_address"] for a in json.load(handle).get("adapters", [])]
-
-
 # Cards whose silicon is Ethernet-only have no link type: the link_type role does not query them (their
 # model says so), so the expected count of firmware queries on a no-op is 0 for them and 1 for the others.
 ETHERNET_ONLY = ("ConnectX-4 Lx", "ConnectX-6 Lx", "ConnectX-6 Dx")
@@ -172,12 +167,13 @@ def firmware_counts(hosts, before):
     """Firmware tool calls per adapter (query/write/reset) and reboots per node since ``before``."""
     per_adapter, reboots = {}, {}
     for host in hosts:
-        for bdf, expected in expected_queries(host).items():
+        expected_per_adapter = expected_queries(host)  # also the node's adapters, for a query without -d
+        for bdf, expected in expected_per_adapter.items():
             per_adapter["%s %s" % (host, bdf)] = {"query": 0, "write": 0, "reset": 0, "expected_noop_queries": expected}
         for call in call_log(host)[before[host]["calls"]:]:
             if call.get("tool") in FIRMWARE_TOOLS and call.get("kind") in ("query", "write", "reset"):
                 # A query without -d (all devices) counts against every adapter of the node.
-                targets = [call["device"]] if call.get("device") else adapters(host)
+                targets = [call["device"]] if call.get("device") else list(expected_per_adapter)
                 for bdf in targets:
                     per_adapter.setdefault("%s %s" % (host, bdf), {"query": 0, "write": 0, "reset": 0})[call["kind"]] += 1
         reboots[host] = boot_count(host) - before[host]["boots"]
