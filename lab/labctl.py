@@ -467,16 +467,21 @@ def write_inventory(fleet=0, firmware_from=None, images=None):
         tree = yaml.safe_load(handle)
     demo = nodes(os.path.join(DEMO_INVENTORY, "hosts.yml"))
     target = os.path.join(CACHE, "inventory")
-    shutil.rmtree(target, ignore_errors=True)
-    for sub in ("group_vars", "host_vars", "states"):
+    # The fleet's node descriptions sit beside the inventory, not in it: Ansible would try every file of an
+    # inventory directory as an inventory source (and warn about each).
+    states = os.path.join(CACHE, "fleet-states")
+    for path in (target, states):
+        shutil.rmtree(path, ignore_errors=True)
+    for sub in ("group_vars", "host_vars"):
         os.makedirs(os.path.join(target, sub))
+    os.makedirs(states)
     sources = sorted(demo)
     copies = {}  # demo node -> [(new name, host vars)]
     if fleet:
         for index in range(fleet):
             source = sources[index % len(sources)]
             name = "fleet%03d" % (index + 1)
-            state_file = os.path.join(target, "states", source + ".json")
+            state_file = os.path.join(states, source + ".json")
             if not os.path.exists(state_file):
                 with open(state_file, "w", encoding="utf-8") as handle:
                     json.dump(_fleet_description(source, demo[source], firmware_from), handle, indent=2)

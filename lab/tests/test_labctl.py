@@ -76,6 +76,9 @@ def test_fleet_cycles_the_demo_nodes_without_switch_ports(instance):
         tree = yaml.safe_load(handle)
     assert list(tree["all"]["children"]["ib_nodes"]["hosts"]) == sorted(found)
     assert os.path.exists(os.path.join(target, "host_vars", "fleet005.yml"))
+    # Ansible reads every file of an inventory directory as a source: the node descriptions live beside it.
+    assert sorted(os.listdir(target)) == ["group_vars", "host_vars", "hosts.yml"]
+    assert not found["fleet001"]["state"].startswith(target + os.sep)
 
 
 def test_a_fleet_smaller_than_the_demo_lab(instance):
