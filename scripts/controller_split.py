@@ -65,12 +65,10 @@ def main():
     if args.queue_sleep is not None:
         from ansible.plugins import strategy  # pylint: disable=import-outside-toplevel
         strategy.time = _QueueClock(args.queue_sleep)
-    ballast = [{"k": str(i), "v": [i, i + 1]} for i in range(args.ballast_mib * 1024 * 1024 // BYTES_PER_BALLAST_ENTRY)]
+    # alive until ansible-playbook exits (it forks its workers from this process)
+    _ballast = [{"k": str(i), "v": [i, i + 1]} for i in range(args.ballast_mib * 1024 * 1024 // BYTES_PER_BALLAST_ENTRY)]
     sys.argv = command
-    try:
-        runpy.run_path(command[0], run_name="__main__")
-    finally:
-        del ballast
+    runpy.run_path(command[0], run_name="__main__")
 
 
 if __name__ == "__main__":
