@@ -31,3 +31,17 @@ def merge_specs(*specs):
     for spec in specs:
         merged.update(copy.deepcopy(spec))
     return merged
+
+
+def mark_stale(module, result, *facts):
+    """Mark the named node facts (``hca``, ``pending``) stale in a result that changed the node.
+
+    Sets ``infiniband_<name>_stale`` in the result's ``ansible_facts``, so that a role reads the node
+    again before it decides anything from that fact (plugin_utils/node_state.py). Nothing is marked
+    in check mode, where the node did not change.
+    """
+    if result.get("changed") and not module.check_mode:
+        facts_out = result.setdefault("ansible_facts", {})
+        for name in facts:
+            facts_out["infiniband_%s_stale" % name] = True
+    return result

@@ -133,6 +133,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+ansible_facts:
+  description:
+    - V(infiniband_hca_stale=true) when the module changed the node (not in check mode), so that the roles read the adapters again with
+      M(fabric.infiniband.hca_info) before they decide anything from the fact C(infiniband_hca).
+  returned: when changed
+  type: dict
+  sample: {infiniband_hca_stale: true}
 changed:
   description: Whether a reset ran (in check mode, would run). After a failed reset, whether a step of it was done.
   returned: always
@@ -434,7 +441,7 @@ class FwReset(ToolModule):
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    module.exit_json(**FwReset(module).apply())
+    module.exit_json(**common.mark_stale(module, FwReset(module).apply(), "hca"))
 
 
 if __name__ == "__main__":

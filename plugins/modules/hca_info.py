@@ -18,6 +18,8 @@ description:
     the kernel lockdown mode and the RDMA network namespace mode.
   - With O(pending), also reads what the node waits for, as M(fabric.infiniband.pending_info) does, so that the plays that need both
     read them in one module run.
+  - Publishes what it read as the facts RV(ansible_facts.infiniband_hca) and, with O(pending), RV(ansible_facts.infiniband_pending), for the
+    roles that run later in the same run and for fleet-wide checks in later runs (Ansible's fact cache).
   - Never changes anything. Runs C(rdma -j system show) at most once, and only when C(rdma) is installed.
 author:
   - fabric.infiniband developers (!UNKNOWN)
@@ -49,6 +51,14 @@ options:
       - The file holding that record, read with O(pending). An absent file is an empty record.
     type: path
     default: /var/lib/fabric-infiniband/pending.json
+  run_id:
+    description:
+      - The run this reading belongs to, stamped on the facts RV(ansible_facts.infiniband_hca) and RV(ansible_facts.infiniband_pending).
+        The roles pass P(fabric.infiniband.run_id#lookup), and use the facts instead of reading the node again only when
+        P(fabric.infiniband.fact_current#filter) says they belong to the current run.
+      - Empty, the facts are published unstamped and never count as current.
+    type: str
+    default: ""
 notes:
   - The host-level results (RV(firmware_tools), RV(kernel_lockdown), RV(rdma_system)) are not affected by O(devices).
   - A port's netdev comes from the netdev of its GID 0 (RoCE) or from the netdevs of the PCI function (IPoIB); it is V(null) when neither
@@ -335,6 +345,25 @@ rdma_system:
       description: Whether the RDMA monitor is on; V(null) when not reported (iproute2 before 6.13).
       type: bool
       sample: false
+ansible_facts:
+  description: What the module read, as node facts.
+  returned: always
+  type: complex
+  contains:
+    infiniband_hca:
+      description:
+        - RV(hcas), RV(firmware_tools), RV(kernel_lockdown) and RV(rdma_system), with C(run_id) (O(run_id)) and C(boot), the identity of
+          the node's current boot.
+      type: dict
+    infiniband_hca_stale:
+      description: Always V(false). Modules that change the adapters, the VFs or the RDMA netns mode set it to V(true).
+      type: bool
+    infiniband_pending:
+      description: RV(pending), with C(run_id), when O(pending=true).
+      type: dict
+    infiniband_pending_stale:
+      description: V(false) when O(pending=true).
+      type: bool
 pending:
   description:
     - What the node waits for, with the keys M(fabric.infiniband.pending_info) returns (RV(fabric.infiniband.pending_info#module:entries),
@@ -377,6 +406,7 @@ def argument_spec():
         devices=dict(type="list", elements="str"),
         pending=dict(type="bool", default=False),
         pending_path=dict(type="path", default=pending.DEFAULT_PATH),
+        run_id=dict(type="str", default=""),
     )
     return spec
 
@@ -488,8 +518,16 @@ class HcaInfo(object):
             kernel_lockdown=self.sysfs.lockdown(),
             rdma_system=self.rdma_system(),
         )
+        stamp = dict(run_id=self.module.params["run_id"], boot=pending.boot_identity())
+        facts = dict(infiniband_hca_stale=False)
+        facts["infiniband_hca"] = dict(
+            (key, result[key]) for key in ("hcas", "firmware_tools", "kernel_lockdown", "rdma_system"))
+        facts["infiniband_hca"].update(stamp)
         if self.module.params["pending"]:
             result["pending"] = pending.read(self.module, self.module.params["pending_path"])
+            facts["infiniband_pending"] = dict(result["pending"], run_id=stamp["run_id"])
+            facts["infiniband_pending_stale"] = False
+        result["ansible_facts"] = facts
         return result
 
 

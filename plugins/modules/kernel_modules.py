@@ -156,6 +156,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+ansible_facts:
+  description:
+    - V(infiniband_hca_stale=true) when the module changed the node (not in check mode), so that the roles read the adapters again with
+      M(fabric.infiniband.hca_info) before they decide anything from the fact C(infiniband_hca).
+  returned: when changed
+  type: dict
+  sample: {infiniband_hca_stale: true}
 present:
   description:
     - The modules of O(names) and O(report) that the kernel had before this run loaded any (a directory in C(/sys/module), or
@@ -467,7 +474,7 @@ def main():
         required_if=[("cmdline", True, ["cmdline_file", "options"])],
         supports_check_mode=True,
     )
-    module.exit_json(**KernelModules(module).apply())
+    module.exit_json(**common.mark_stale(module, KernelModules(module).apply(), "hca"))
 
 
 if __name__ == "__main__":

@@ -65,6 +65,20 @@ options:
       - Ignored with O(state=absent) and when the entry's action is already as strong.
     type: str
     choices: [reboot, power_cycle, fw_reset]
+  stuck_msg:
+    description:
+      - With O(state=present), fail when RV(stuck) is true, with a message that names the entry, the action that was tried and its reason,
+        followed by this text (what the operator should check instead of rebooting again).
+      - So that a role records what waits, removes what no longer does and stops at a boot that did not apply its change in one task.
+      - Empty, the module never fails for that and returns RV(stuck) for the caller to decide.
+    type: str
+    default: ""
+  run_id:
+    description:
+      - The run this call belongs to, stamped on the refreshed fact RV(ansible_facts.infiniband_pending). The roles pass
+        P(fabric.infiniband.run_id#lookup).
+    type: str
+    default: ""
   path:
     description:
       - The file holding the record.
@@ -98,6 +112,18 @@ EXAMPLES = r"""
   ansible.builtin.fail:
     msg: "The change is still pending after a {{ __pending.entries.link_type.action }}"
   when: __pending.stuck
+
+- name: Record what waits or remove the entry, and stop at a boot that did not apply it, in one task
+  fabric.infiniband.pending_action:
+    name: link_type
+    state: "{{ 'present' if __waiting | length > 0 else 'absent' }}"
+    action: reboot
+    escalate_to: power_cycle
+    reason: "LINK_TYPE_P1 of 0000:3b:00.0 is IB at the next boot"
+    stuck_msg: Check the card's firmware version, or power the node off and on by hand.
+    run_id: "{{ lookup('fabric.infiniband.run_id') }}"
+  vars:
+    __waiting: ["0000:3b:00.0"]
 """
 
 RETURN = r"""
@@ -141,6 +167,17 @@ boot:
   description: Identity of the current boot (C(/proc/sys/kernel/random/boot_id) and the start time of PID 1).
   returned: always
   type: str
+ansible_facts:
+  description: The record after the call, as M(fabric.infiniband.pending_info) would read it now.
+  returned: always
+  type: complex
+  contains:
+    infiniband_pending:
+      description: What M(fabric.infiniband.pending_info) returns, with C(run_id) (O(run_id)); in check mode, the record as it would be.
+      type: dict
+    infiniband_pending_stale:
+      description: Always V(false).
+      type: bool
 stuck:
   description:
     - With O(state=present), whether the entry's action has already been tried (the node booted since it was recorded) and it could not
@@ -165,6 +202,8 @@ def argument_spec():
         reason=dict(type="str", default=""),
         details=dict(type="dict", default={}),
         escalate_to=dict(type="str", choices=list(pending.ACTIONS)),
+        stuck_msg=dict(type="str", default=""),
+        run_id=dict(type="str", default=""),
         path=dict(type="path", default=pending.DEFAULT_PATH),
     )
 
@@ -217,8 +256,15 @@ class PendingAction(object):
         stuck = self.params["state"] == "present" and self.tried(entry)
         result = dict(changed=changed, entries=pending.annotate(after, self.boot), action=pending.strongest(after), boot=self.boot,
                       stuck=stuck)
+        fact = pending.plan(after, self.boot)
+        fact.update(boot=self.boot, run_id=self.params["run_id"])
+        result["ansible_facts"] = dict(infiniband_pending=fact, infiniband_pending_stale=False)
         if self.module._diff:
             result["diff"] = dict(before=dict(entries=before), after=dict(entries=after), before_header=path, after_header=path)
+        if stuck and self.params["stuck_msg"]:
+            result["msg"] = "%s: the node has booted since this was recorded, by a %s, and it still waits (%s). %s" % (
+                self.params["name"], entry["action"].replace("_", " "), entry.get("reason") or "no reason given", self.params["stuck_msg"])
+            self.module.fail_json(**result)
         self.module.exit_json(**result)
 
 

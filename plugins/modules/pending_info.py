@@ -15,6 +15,7 @@ description:
     orchestration what to do about it. Changes nothing.
   - An entry recorded before the current boot (RV(entries[].booted_since)) has already had its reboot or power cycle. It is never a reason
     to act again (the boot-loop guard), so RV(next_action) only counts the other entries, and RV(tried) names these.
+  - Publishes the reading as the fact RV(ansible_facts.infiniband_pending).
 author:
   - fabric.infiniband developers (!UNKNOWN)
 extends_documentation_fragment:
@@ -26,6 +27,12 @@ options:
       - The file holding the record. An absent file is an empty record.
     type: path
     default: /var/lib/fabric-infiniband/pending.json
+  run_id:
+    description:
+      - The run this reading belongs to, stamped on the fact RV(ansible_facts.infiniband_pending). The roles pass
+        P(fabric.infiniband.run_id#lookup) and use the fact only when P(fabric.infiniband.fact_current#filter) says it is current.
+    type: str
+    default: ""
 seealso:
   - module: fabric.infiniband.pending_action
 """
@@ -101,6 +108,17 @@ fw_reset_sufficient:
   returned: always
   type: bool
   sample: false
+ansible_facts:
+  description: The reading as a node fact.
+  returned: always
+  type: complex
+  contains:
+    infiniband_pending:
+      description: Every other return value of the module, with C(run_id) (O(run_id)).
+      type: dict
+    infiniband_pending_stale:
+      description: Always V(false).
+      type: bool
 boot:
   description: Identity of the current boot (C(/proc/sys/kernel/random/boot_id) and the start time of PID 1).
   returned: always
@@ -113,12 +131,17 @@ from ansible_collections.fabric.infiniband.plugins.module_utils import pending
 
 
 def argument_spec():
-    return dict(path=dict(type="path", default=pending.DEFAULT_PATH))
+    return dict(
+        path=dict(type="path", default=pending.DEFAULT_PATH),
+        run_id=dict(type="str", default=""),
+    )
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    module.exit_json(changed=False, **pending.read(module, module.params["path"]))
+    result = pending.read(module, module.params["path"])
+    facts = dict(infiniband_pending=dict(result, run_id=module.params["run_id"]), infiniband_pending_stale=False)
+    module.exit_json(changed=False, ansible_facts=facts, **result)
 
 
 if __name__ == "__main__":

@@ -121,6 +121,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+ansible_facts:
+  description:
+    - V(infiniband_hca_stale=true) when the module changed the node (not in check mode), so that the roles read the adapters again with
+      M(fabric.infiniband.hca_info) before they decide anything from the fact C(infiniband_hca).
+  returned: when changed
+  type: dict
+  sample: {infiniband_hca_stale: true}
 changed:
   description: Whether the mode was changed at run time (in check mode, would be).
   returned: always
@@ -400,7 +407,7 @@ class RdmaSystem(ToolModule):
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    module.exit_json(**RdmaSystem(module).apply())
+    module.exit_json(**common.mark_stale(module, RdmaSystem(module).apply(), "hca"))
 
 
 if __name__ == "__main__":

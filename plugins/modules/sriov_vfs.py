@@ -143,6 +143,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+ansible_facts:
+  description:
+    - V(infiniband_hca_stale=true) when the module changed the node (not in check mode), so that the roles read the adapters again with
+      M(fabric.infiniband.hca_info) before they decide anything from the fact C(infiniband_hca).
+  returned: when changed
+  type: dict
+  sample: {infiniband_hca_stale: true}
 changed:
   description: Whether anything was written (in check mode, would be).
   returned: always
@@ -489,7 +496,7 @@ class SriovVfs(ToolModule):
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    module.exit_json(**SriovVfs(module).apply())
+    module.exit_json(**common.mark_stale(module, SriovVfs(module).apply(), "hca"))
 
 
 if __name__ == "__main__":

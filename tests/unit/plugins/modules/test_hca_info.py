@@ -63,7 +63,8 @@ def test_argument_spec_is_a_fresh_copy():
     spec = hca_info.argument_spec()
     assert spec == {"sysfs_root": {"type": "path", "default": "/sys"}, "devices": {"type": "list", "elements": "str"},
                     "pending": {"type": "bool", "default": False},
-                    "pending_path": {"type": "path", "default": "/var/lib/fabric-infiniband/pending.json"}}
+                    "pending_path": {"type": "path", "default": "/var/lib/fabric-infiniband/pending.json"},
+                    "run_id": {"type": "str", "default": ""}}
     spec["sysfs_root"]["default"] = "/elsewhere"
     assert hca_info.argument_spec()["sysfs_root"]["default"] == "/sys"
 

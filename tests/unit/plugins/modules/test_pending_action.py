@@ -133,3 +133,30 @@ def test_without_escalation_a_boot_that_did_not_help_is_stuck(capsys, monkeypatc
     run(capsys, monkeypatch, name="rdma_netns", path=path)
     again = run(capsys, monkeypatch, boot="boot-b:7", name="rdma_netns", path=path)
     assert again["stuck"] is True and again["entries"]["rdma_netns"]["action"] == "reboot"
+
+
+def test_one_call_records_fails_when_stuck_and_clears(capsys, monkeypatch, path):
+    """stuck_msg: the roles' single pending task records, fails on a boot that did not apply, and clears."""
+    first = run(capsys, monkeypatch, name="rdma_netns", reason="mode exclusive at next boot", stuck_msg="Check the initramfs.",
+                run_id="ctl:1:2", path=path)
+    assert first["changed"] is True and "failed" not in first
+    fact = first["ansible_facts"]["infiniband_pending"]
+    assert fact["run_id"] == "ctl:1:2" and fact["next_action"] == "reboot" and fact["actionable"] == ["rdma_netns"]
+    assert first["ansible_facts"]["infiniband_pending_stale"] is False
+    stuck = run(capsys, monkeypatch, boot="boot-b:7", name="rdma_netns", reason="mode exclusive at next boot",
+                stuck_msg="Check the initramfs.", path=path)
+    assert stuck["failed"] is True and stuck["stuck"] is True
+    assert stuck["msg"] == ("rdma_netns: the node has booted since this was recorded, by a reboot, and it still waits "
+                            "(mode exclusive at next boot). Check the initramfs.")
+    assert stuck["ansible_facts"]["infiniband_pending"]["tried"] == ["rdma_netns"]
+    cleared = run(capsys, monkeypatch, boot="boot-b:7", name="rdma_netns", state="absent", stuck_msg="Check the initramfs.", path=path)
+    assert cleared["changed"] is True and "failed" not in cleared
+    assert cleared["ansible_facts"]["infiniband_pending"]["entries"] == {}
+
+
+def test_check_mode_fact_is_the_record_as_it_would_be(capsys, monkeypatch, path):
+    result = run(capsys, monkeypatch, check=True, name="sriov", path=path)
+    assert result["changed"] is True
+    assert list(result["ansible_facts"]["infiniband_pending"]["entries"]) == ["sriov"]
+    with pytest.raises(IOError):
+        open(path)

@@ -1,0 +1,60 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""Whether a node fact of this collection may be the basis of a change in this run (controller side).
+
+The modules that read a node (``hca_info``, ``pending_info``) publish what they read as facts
+(``infiniband_hca``, ``infiniband_pending``), stamped with the run they were read in (their
+``run_id`` option, which the roles fill from the ``fabric.infiniband.run_id`` lookup). The modules
+that change what a fact describes either return it refreshed (``pending_action``) or set
+``infiniband_<name>_stale`` (``sriov_vfs``, ``rdma_system``, ``fw_reset``, ``kernel_modules``, and
+the ``node_reboot`` role after a boot). A role uses a fact when :func:`is_current` says so and
+reads the node again otherwise, so that a fact from another run (Ansible's fact cache, a sliced
+AWX job) is read by fleet-wide checks but never decides a write.
+
+The run's identity is the ansible-playbook process that forks the workers: its PID and start time
+(so that a recycled PID is another run) on this controller. Lookups and filters run in a worker,
+whose parent is that process, or in that process itself. tests/unit/plugins/plugin_utils pins this
+for the ansible-core release under test with a real ansible-playbook run.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import socket
+
+
+def _start_time(pid, proc="/proc"):
+    """Start time of ``pid`` in clock ticks since boot (field 22 of its stat), '' where unknown."""
+    try:
+        with open(os.path.join(proc, str(pid), "stat")) as handle:
+            stat = handle.read()
+    except (IOError, OSError):
+        return ""
+    fields = stat.rpartition(")")[2].split()
+    return fields[19] if len(fields) > 19 else ""
+
+
+def controller_pid():
+    """PID of the ansible-playbook process of this run (the parent of a forked worker)."""
+    return os.getppid() if multiprocessing.parent_process() is not None else os.getpid()
+
+
+def run_id():
+    """Identity of this run of ansible-playbook on this controller: host, PID and start time."""
+    pid = controller_pid()
+    return "%s:%d:%s" % (socket.gethostname(), pid, _start_time(pid))
+
+
+def is_current(fact, stale=False, run=None):
+    """True when ``fact`` was read in this run (``run``, default :func:`run_id`) and nothing has
+    marked it stale since. A missing, malformed or unstamped fact is not current."""
+    if stale or not isinstance(fact, dict):
+        return False
+    stamp = fact.get("run_id")
+    if not stamp or not isinstance(stamp, str):
+        return False
+    return stamp == (run if run is not None else run_id())
