@@ -54,8 +54,9 @@ def _ids(templates):
     return [t["name"] for t in templates]
 
 
-def test_the_three_templates():
-    assert _ids(TEMPLATES) == ["Prepare InfiniBand nodes", "Rolling reboot of waiting nodes", "Verify the fabric"]
+def test_the_templates():
+    assert _ids(TEMPLATES) == ["Prepare InfiniBand nodes", "Rolling reboot of waiting nodes", "Verify the fabric",
+                               "Prepare InfiniBand nodes (sliced)", "InfiniBand fabric and cluster"]
     assert len(set(_ids(TEMPLATES))) == len(TEMPLATES)
 
 
@@ -195,3 +196,23 @@ def test_load_playbook_reads_these_files():
     for name in ("job_templates.yml", "credential_types.yml", "awx.awx.job_template", "awx.awx.inventory_source",
                  "awx.awx.project", "awx.awx.credential_type", "ansible-galaxy collection install awx.awx"):
         assert name in text
+
+
+WORKFLOWS = _load("job_templates.yml")["awx_workflows"]
+
+
+def test_sliced_workflow_prepares_nodes_in_slices_then_runs_the_fleet_wide_job():
+    """Slices of nodes.yml share what they found with fabric_cluster.yml only through the fact cache."""
+    by_name = dict((t["name"], t) for t in TEMPLATES)
+    (workflow,) = WORKFLOWS
+    nodes = dict((n["identifier"], n) for n in workflow["nodes"])
+    assert [nodes[i]["job_template"] for i in nodes] == ["Prepare InfiniBand nodes (sliced)", "InfiniBand fabric and cluster"]
+    for node in workflow["nodes"]:
+        assert node["job_template"] in by_name
+        assert set(node["success_nodes"]) <= set(nodes)
+    assert nodes["prepare-nodes"]["success_nodes"] == ["fabric-and-cluster"]
+    prepare, fleet = by_name["Prepare InfiniBand nodes (sliced)"], by_name["InfiniBand fabric and cluster"]
+    assert prepare["playbook"] == "playbooks/nodes.yml" and prepare["job_slice_count"] > 1 and prepare["use_fact_cache"] is True
+    assert fleet["playbook"] == "playbooks/fabric_cluster.yml" and fleet.get("job_slice_count", 1) == 1 and fleet["use_fact_cache"]
+    # The consents are asked once, by the workflow, with the same questions as the unsliced template.
+    assert workflow["survey_spec"]["spec"] == by_name["Prepare InfiniBand nodes"]["survey_spec"]["spec"]

@@ -109,3 +109,18 @@ def test_duplicates_across_hosts():
     assert sriov_duplicate_guids({"a": ["0x1", "0x2"], "b": ["0x2"], "c": None, "d": ["0x1"]}) == [
         "0x1 on a, d", "0x2 on a, b"]
     assert sriov_duplicate_guids({"a": ["0x1"], "b": ["0x2"]}) == []
+
+
+def test_duplicates_against_the_inventory_and_physical_functions():
+    """Hosts outside the play (--limit, a job slice) count through their published GUIDs, PF GUIDs of any host too."""
+    hca = {"c": {"hcas": [
+        {"is_vf": False, "node_guid": "0xaa", "ports": [{"port_guid": "0xAB"}]},
+        {"is_vf": True, "node_guid": "0x9", "ports": [{"port_guid": "0x9"}]},  # a VF of c: its GUID is c's own VF GUID
+    ]}}
+    assert sriov_duplicate_guids({"a": ["0x1", "0xab"]}, known={"b": ["0x1"], "c": ["0x9"]}, hca=hca) == [
+        "0x1 on a, b", "0xab on a, c PF"]
+    # the play's own plan wins over what the same host published before
+    assert sriov_duplicate_guids({"b": ["0x2"]}, known={"b": ["0x1"]}) == []
+    # a host's own VF GUID equal to its own PF GUID
+    assert sriov_duplicate_guids({"c": ["0xaa"]}, hca=hca) == ["0xaa on c, c PF"]
+    assert sriov_duplicate_guids({"c": ["0x9"]}, hca=hca) == []
