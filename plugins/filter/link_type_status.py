@@ -74,7 +74,7 @@ def link_type_status(results, hca):
     reasons = []
     for result in results:
         item = result.get("item") or {}
-        # Only the link types count: other parameters written in the same set (link_type_other_params)
+        # Only the link types count: other parameters written in the same set (other roles' published ones)
         # belong to the role that asked for them, which records its own reboot.
         params = dict((name, info) for name, info in (result.get("params") or {}).items()
                       if str(name).upper().startswith("LINK_TYPE"))

@@ -352,8 +352,8 @@ ansible_facts:
   contains:
     infiniband_hca:
       description:
-        - RV(hcas), RV(firmware_tools), RV(kernel_lockdown) and RV(rdma_system), with C(run_id) (O(run_id)) and C(boot), the identity of
-          the node's current boot.
+        - RV(hcas), RV(firmware_tools), RV(kernel_lockdown) and RV(rdma_system), with C(run_id) (O(run_id)), C(boot), the identity of
+          the node's current boot, and C(read_at), when it was read (seconds since the epoch).
       type: dict
     infiniband_hca_stale:
       description: Always V(false). Modules that change the adapters, the VFs or the RDMA netns mode set it to V(true).
@@ -381,6 +381,8 @@ pending:
     fw_reset_sufficient: false
     boot: "8c7e0d5e-2f7e-4b43-9a4b-2c3f0c8a5e61:1"
 """
+
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -518,7 +520,7 @@ class HcaInfo(object):
             kernel_lockdown=self.sysfs.lockdown(),
             rdma_system=self.rdma_system(),
         )
-        stamp = dict(run_id=self.module.params["run_id"], boot=pending.boot_identity())
+        stamp = dict(run_id=self.module.params["run_id"], boot=pending.boot_identity(), read_at=time.time())
         facts = dict(infiniband_hca_stale=False)
         facts["infiniband_hca"] = dict(
             (key, result[key]) for key in ("hcas", "firmware_tools", "kernel_lockdown", "rdma_system"))

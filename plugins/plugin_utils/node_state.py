@@ -58,3 +58,10 @@ def is_current(fact, stale=False, run=None):
     if not stamp or not isinstance(stamp, str):
         return False
     return stamp == (run if run is not None else run_id())
+
+
+def reading(hca):
+    """The identity of one reading of the adapters (the fact infiniband_hca): the boot and the time it was
+    read. A fact derived from one reading (infiniband_firmware) is valid only with that reading."""
+    hca = hca if isinstance(hca, dict) else {}
+    return "%s@%s" % (hca.get("boot"), hca.get("read_at"))

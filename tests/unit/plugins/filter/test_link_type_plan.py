@@ -109,7 +109,7 @@ def test_status_power_cycle_when_a_card_says_so():
 
 
 def test_status_judges_only_the_link_types_of_a_set_that_carried_other_parameters():
-    """link_type_other_params: SR-IOV's parameters in the same set wait for a reboot, the link types do not."""
+    """Other roles' parameters (the firmware_others filter): SR-IOV's parameters in the same set wait for a reboot, the link types do not."""
     result = _result("0000:3b:00.0", "0000:3b:00", ["IB"], ["none"], reboot=True, power=True)
     result["params"]["LINK_TYPE_P1"]["reboot_required"] = False
     result["params"]["SRIOV_EN"] = {"action": "write", "reboot_required": True}
