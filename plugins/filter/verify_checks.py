@@ -127,6 +127,7 @@ OK = "ok"
 FAIL = "fail"
 WAITING = "waiting"
 NOT_ASKED = "not asked"
+_ACTIONS = {"reboot": "a reboot", "power_cycle": "a power cycle", "fw_reset": "a firmware reset"}
 # What the boot a pending entry waits for changes, by the entry's name (the role that recorded it): the failing
 # checks of these categories wait for that boot. A name not listed here (rdma_stack, a driver) changes all of them.
 _BOOT_CHANGES = {
@@ -458,7 +459,7 @@ def verify_checks(nodes, topology=None, topology_host=None, partitions=None, gro
         waits = _waiting_entries(pending)
         if any(check["status"] == WAITING for check in entry["checks"]):
             report["waiting"].append("%s: waits for %s" % (entry["host"], "; ".join(
-                "%s for %s (%s)" % (str((waits[name] or {}).get("action") or "a boot").replace("_", " "), name,
+                "%s for %s (%s)" % (_ACTIONS.get((waits[name] or {}).get("action"), "a boot"), name,
                                     (waits[name] or {}).get("reason") or "no reason recorded")
                 for name in sorted(waits))))
         for check in entry["checks"]:

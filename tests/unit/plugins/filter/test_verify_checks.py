@@ -250,8 +250,8 @@ def test_a_node_that_waits_for_its_reboot_is_waiting_not_failing():
     assert _status(report, "node02", "netns") == ["fail"]
     assert report["failures"] == ["node02: RDMA netns mode: expected exclusive, found shared"]
     assert report["waiting"] == [
-        "node01: waits for reboot for link_type (LINK_TYPE_P1 of 0000:3b:00.0 is IB at the next boot)",
-        "node02: waits for power cycle for sriov (NUM_OF_VFS of 0000:c1:00.0 is 2 at the next boot)"]
+        "node01: waits for a reboot for link_type (LINK_TYPE_P1 of 0000:3b:00.0 is IB at the next boot)",
+        "node02: waits for a power cycle for sriov (NUM_OF_VFS of 0000:c1:00.0 is 2 at the next boot)"]
     assert report["ok"] is False
     # a node with a failing check counts as failing; what it waits for is still listed above
     assert report["summary"] == "1 of 3 nodes fail 1 checks: node02; 1 of 3 nodes wait for a reboot: node01"

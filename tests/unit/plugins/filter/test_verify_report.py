@@ -106,8 +106,8 @@ def test_text_table_shows_waiting_apart_from_failing():
     assert "1 of 3 nodes fail 1 checks: node02; 1 of 3 nodes wait for a reboot: node01" in lines
     start = lines.index("Failing checks:")
     assert lines[start + 1] == "  node02: RDMA netns mode: expected exclusive, found shared"
-    assert lines[-2:] == ["  node01: waits for reboot for link_type (LINK_TYPE_P1 of 0000:3b:00.0 is IB at the next boot)",
-                          "  node02: waits for power cycle for sriov (NUM_OF_VFS of 0000:c1:00.0 is 2 at the next boot)"]
+    assert lines[-2:] == ["  node01: waits for a reboot for link_type (LINK_TYPE_P1 of 0000:3b:00.0 is IB at the next boot)",
+                          "  node02: waits for a power cycle for sriov (NUM_OF_VFS of 0000:c1:00.0 is 2 at the next boot)"]
     assert lines[-3].startswith("Waiting for a reboot")
 
 
@@ -118,7 +118,7 @@ def test_html_shows_waiting_in_its_own_colour_and_word():
     assert page.count('<td class="fail">FAIL</td>') == 2  # node02's netns cell and result
     assert "td.waiting{background:#fff3d6;" in page
     assert '<p class="summary fail">' in page
-    assert "<h2>Waiting for a reboot</h2>" in page and "<li>node01: waits for reboot for link_type" in page
+    assert "<h2>Waiting for a reboot</h2>" in page and "<li>node01: waits for a reboot for link_type" in page
     svg = ET.fromstring(re.search(r"<svg.*</svg>", page, re.S).group(0))
     classes = sorted(g.get("class") for g in svg.iter(SVG_NS + "g") if g.get("class"))
     assert classes == ["hca fail", "hca ok", "hca waiting", "hca waiting"]
