@@ -195,6 +195,13 @@ def test_unknown_header_label_is_not_a_row():
     assert list(dev["params"]) == ["SRIOV_EN"] and dev["device"] == "0000:03:00.0"
     assert parsed["lines"] == ["PSID:           MT_2190110032"]
 
+
+@pytest.mark.parametrize("name", ["real_g5_set_link_type_proxmox.txt", "real_g5_set_sriov_en_proxmox.txt",
+                                  "real_g5_set_num_of_vfs_proxmox.txt"])
+def test_mft_4_30_1_prints_the_g5_header(name):
+    """The Proxmox runbook ran MFT 4.30.1 (mft-4.30.1-1210): its set tables have the G5 widths, not G4 (mstflint 4.30.0)."""
+    assert [dev["layout"] for dev in m.parse_set(fx(name))["devices"]] == ["G5"]
+
 def test_g6_reference_lines():
     dev = m.parse_query(fx("source_g6_lines.txt"))["devices"][0]
     assert dev["layout"] == "G6"
