@@ -133,9 +133,7 @@ def test_set_of_each_generation(gen):
     assert parsed["infos"] == ["Please reboot machine to load new configurations."]
 
 
-
 # ---------------------------------------------------------------- releases before 2018 ("PCI device:")
-
 def test_pre2018_query_e_keeps_the_device():
     """mstflint/MFT up to 4.8 print "PCI device:" and no Name:/Description: (fixtures README: mstflint v4.8.0-2)."""
     parsed = m.parse_query(fx("source_pre2018_query_e_cx4.txt"))
@@ -201,6 +199,7 @@ def test_unknown_header_label_is_not_a_row():
 def test_mft_4_30_1_prints_the_g5_header(name):
     """The Proxmox runbook ran MFT 4.30.1 (mft-4.30.1-1210): its set tables have the G5 widths, not G4 (mstflint 4.30.0)."""
     assert [dev["layout"] for dev in m.parse_set(fx(name))["devices"]] == ["G5"]
+
 
 def test_g6_reference_lines():
     dev = m.parse_query(fx("source_g6_lines.txt"))["devices"][0]
