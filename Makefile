@@ -18,9 +18,17 @@ help: ## List the targets
 deps: ## Install apt packages, .venv and .collections (cached; fast when nothing changed)
 	@scripts/deps.sh
 
-demo: deps ## Start the simulated lab and run playbooks/site.yml against it
-	$(PY) lab/labctl.py up
-	$(VENV)/bin/ansible-playbook -i inventories/lab playbooks/site.yml
+# The demo lab (FABRIC_LAB_INSTANCE unset or "lab") reads inventories/lab; another instance gets an inventory of
+# its own from labctl (its ports, key and cache), so that `FABRIC_LAB_INSTANCE=<name> make demo` never reaches
+# the demo lab. A lab node's reboot is its container restarting: the demo allows reboots.
+DEMO_INSTANCE := $(filter-out lab,$(FABRIC_LAB_INSTANCE))
+DEMO_INVENTORY := $(if $(DEMO_INSTANCE),$(CURDIR)/.cache/lab-$(DEMO_INSTANCE)/inventory,$(CURDIR)/inventories/lab)
+demo: deps ## Start the simulated lab and run playbooks/site.yml against it, reboots allowed (container restarts)
+	@echo "demo: reboots here are container restarts of the simulated lab, so the demo allows them (-e infiniband_allow_reboot=true)"
+	$(if $(DEMO_INSTANCE),$(PY) lab/labctl.py inventory >/dev/null)
+	FABRIC_LAB_INVENTORY=$(DEMO_INVENTORY) $(PY) lab/labctl.py up
+	FABRIC_LAB_INVENTORY=$(DEMO_INVENTORY) $(VENV)/bin/ansible-playbook -i $(DEMO_INVENTORY) playbooks/site.yml \
+	  -e infiniband_allow_reboot=true
 
 lab-down: ## Stop and remove the simulated lab
 	$(if $(wildcard $(PY)),$(PY),python3) lab/labctl.py down

@@ -50,8 +50,11 @@ LAYOUTS = {
 
 
 def generation(version):
-    """Format generation from an MFT/mstflint version string (``4.21.0`` -> 1 ... ``4.36`` -> 6)."""
-    major, minor = sim_state.version_tuple(version, (4, 21, 0))[:2]
+    """Format generation from an MFT/mstflint version string (``4.21.0`` -> 1 ... ``4.36`` -> 6).
+
+    MFT 4.30.1 already prints the G5 widths (a real capture, tool-outputs.md 1.3/1.4); mstflint
+    has no 4.30.1 and prints them from 4.31 (tag v4.30.0-1 still has the G4 format strings)."""
+    major, minor, patch = sim_state.version_tuple(version, (4, 21, 0))[:3]
     if major < 4 or (major == 4 and minor <= 21):
         return 1
     if major > 4 or minor >= 36:
@@ -60,7 +63,7 @@ def generation(version):
         return 2
     if minor == 25:
         return 3
-    if minor <= 30:
+    if minor < 30 or (minor == 30 and patch == 0):
         return 4
     return 5
 

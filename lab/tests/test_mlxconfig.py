@@ -24,7 +24,7 @@ def run(st, *argv, tool="mstconfig", stdin=None):
 
 
 @pytest.mark.parametrize("version,gen", [("4.14.0", 1), ("4.21.0", 1), ("4.22.0", 2), ("4.24.1", 2), ("4.25.0", 3),
-                                         ("4.26.0", 4), ("4.30.1-1210", 4), ("4.31.0", 5), ("4.35.0", 5),
+                                         ("4.26.0", 4), ("4.30.0", 4), ("4.30.1-1210", 5), ("4.31.0", 5), ("4.35.0", 5),
                                          ("4.36.0", 6), ("5.0.0", 6)])
 def test_generation_from_version(version, gen):
     assert mlxconfig.generation(version) == gen

@@ -18,6 +18,14 @@ description:
     role's scheme); the P_Keys of the partitions the host is a member of (and the Default one) in every InfiniBand port's table;
     nothing pending on the node; every InfiniBand port seen in the fabric topology."
   - A check whose role the host does not use (for example no C(sriov_pfs)) is V(not asked), not a failure.
+  - A node that waits for a reboot, a firmware reset or a power cycle (an entry of its pending-action record that no boot has tried
+    yet, RV(fabric.infiniband.pending_info#module:entries[].booted_since) false) is V(waiting), not failing. Its C(pending) check
+    and each check that fails in a category the waiting entries change at the boot are V(waiting); the categories come from the
+    entry's name, the role that recorded it. C(link_type) changes the link layer, port state, SM, P_Keys, in-fabric, VF and VF
+    GUID checks (it also writes the SR-IOV firmware parameters in the same step), C(sriov) the VF and VF GUID checks,
+    C(rdma_netns) the netns check, C(gpudirect) none; any other name (C(rdma_stack), a driver) all of them. A check that fails in
+    another category still fails, and an entry that a boot has already tried fails the C(pending) check (the boot did not apply
+    it).
 options:
   _input:
     description:
@@ -63,7 +71,7 @@ _value:
   type: dict
   contains:
     ok:
-      description: Whether every node passed every check it was asked.
+      description: Whether every node passed every check it was asked (a node that waits has not).
       type: bool
     categories:
       description: The check categories in table order, each with C(key) and C(title).
@@ -72,11 +80,18 @@ _value:
     hosts:
       description:
         - One entry per host (sorted) with C(host), C(ok) and C(checks), each check with C(category), C(name), C(expected),
-          C(actual), C(ok) (V(null) when not asked) and C(status) (V(ok), V(fail) or V(not asked)).
+          C(actual), C(ok) (V(null) when not asked, V(false) when failing or waiting) and C(status) (V(ok), V(fail),
+          V(waiting) or V(not asked)); a waiting check also has C(waits_for), the entries it waits for.
+        - Each host's C(status) is V(fail) when a check fails, else V(waiting) when a check waits, else V(ok) (then C(ok) is
+          V(true)).
       type: list
       elements: dict
     failures:
-      description: One sentence per failing check.
+      description: One sentence per failing check (waiting checks are not failures).
+      type: list
+      elements: str
+    waiting:
+      description: One sentence per node that waits, with what it waits for.
       type: list
       elements: str
     summary:
@@ -85,7 +100,7 @@ _value:
     fabric:
       description:
         - The topology (C(switches), C(hcas), C(links), C(error), C(host)); each HCA carries the C(host) and C(rdma_device) it
-          belongs to (V(null) when it is no host of the play) and C(status) (V(ok), V(fail) or V(unknown)).
+          belongs to (V(null) when it is no host of the play) and C(status) (V(ok), V(fail), V(waiting) or V(unknown)).
       type: dict
 """
 
@@ -110,7 +125,18 @@ CATEGORIES = (
 )
 OK = "ok"
 FAIL = "fail"
+WAITING = "waiting"
 NOT_ASKED = "not asked"
+_ACTIONS = {"reboot": "a reboot", "power_cycle": "a power cycle", "fw_reset": "a firmware reset"}
+# What the boot a pending entry waits for changes, by the entry's name (the role that recorded it): the failing
+# checks of these categories wait for that boot. A name not listed here (rdma_stack, a driver) changes all of them.
+_BOOT_CHANGES = {
+    # link_type also writes the SR-IOV firmware parameters when both change (playbooks/site.yml)
+    "link_type": ("link_layer", "port_state", "sm", "pkeys", "fabric", "vfs", "vf_guids"),
+    "sriov": ("vfs", "vf_guids"),
+    "rdma_netns": ("netns",),
+    "gpudirect": (),
+}
 _LINK_LAYERS = {"IB": "InfiniBand", "ETH": "Ethernet"}
 _ZERO_GUID = "0x0000000000000000"
 
@@ -270,13 +296,49 @@ def _pkeys(hca, wanted):
     return checks or [_not_asked("pkeys", "no InfiniBand port")]
 
 
+def _waiting_entries(pending):
+    """The entries of a pending-action record that wait for a boot no boot has tried yet, by name."""
+    entries = (pending or {}).get("entries") or {}
+    return {name: e for name, e in entries.items() if not (e or {}).get("booted_since")}
+
+
 def _pending(pending):
     if pending is None:
         return [_check("pending", "pending actions", "nothing pending", "not read", False)]
-    entries = sorted((pending.get("entries") or {}).keys())
-    return [_check("pending", "pending actions", "nothing pending",
-                   ", ".join("%s (%s)" % (name, pending["entries"][name].get("action")) for name in entries) or "nothing pending",
-                   not entries)]
+    entries = pending.get("entries") or {}
+    names = sorted(entries)
+    tried = [name for name in names if (entries[name] or {}).get("booted_since")]
+    check = _check("pending", "pending actions", "nothing pending",
+                   ", ".join("%s (%s%s)" % (name, (entries[name] or {}).get("action"),
+                                            ", not applied by the boot since" if name in tried else "") for name in names)
+                   or "nothing pending", not names)
+    if names and not tried:
+        _wait(check, names)
+    return [check]
+
+
+def _wait(check, names):
+    check["status"] = WAITING
+    check["waits_for"] = sorted(names)
+
+
+def _mark_waiting(checks, pending):
+    """The failing checks that the boot the node waits for changes become waiting."""
+    waiting = _waiting_entries(pending)
+    if not waiting:
+        return
+    everything = [key for key, _title in CATEGORIES]
+    for check in checks:
+        if check["ok"] is not False or check["category"] == "pending" or check.get("duplicates"):
+            continue
+        names = [name for name in waiting if check["category"] in _BOOT_CHANGES.get(name, everything)]
+        if names:
+            _wait(check, names)
+
+
+def _host_status(checks):
+    statuses = {check["status"] for check in checks}
+    return FAIL if FAIL in statuses else (WAITING if WAITING in statuses else OK)
 
 
 def _in_fabric(hca, fabric_guids):
@@ -335,7 +397,7 @@ def _fabric(topology, topology_host, owners, verdicts):
         for guid in (hca.get("port_guids") or []) + [hca.get("guid")]:
             if guid in owners:
                 entry["host"], entry["rdma_device"] = owners[guid][0], owners[guid][1]
-                entry["status"] = OK if verdicts.get(entry["host"]) else FAIL
+                entry["status"] = verdicts.get(entry["host"], FAIL)
                 break
         fabric["hcas"].append(entry)
     return fabric
@@ -379,30 +441,53 @@ def verify_checks(nodes, topology=None, topology_host=None, partitions=None, gro
             pkeys = _pkeys(hca, memberships.get(host, set()))
         checks = (_link_layer(hca, expect) + _port_state(hca) + _sm(hca, sm_lids) + _netns(hca, expect) + counts + vf_guids
                   + pkeys + _pending(node.get("pending")) + _in_fabric(hca, fabric_guids))
-        report["hosts"].append({"host": host, "checks": checks})
+        report["hosts"].append({"host": host, "checks": checks, "pending": node.get("pending")})
     _unique_guids(report, seen_guids)
     verdicts = {}
+    report["waiting"] = []
     for entry in report["hosts"]:
-        entry["ok"] = all(check["ok"] is not False for check in entry["checks"])
-        verdicts[entry["host"]] = entry["ok"]
+        pending = entry.pop("pending", None)
+        if not entry.get("no_data"):
+            _mark_waiting(entry["checks"], pending)
+        entry["status"] = _host_status(entry["checks"])
+        entry["ok"] = entry["status"] == OK
+        verdicts[entry["host"]] = entry["status"]
         if entry.get("no_data"):
             # one sentence, not one per check
             report["failures"].append("%s: no data from the node: %s" % (entry["host"], entry.pop("no_data")))
             continue
+        waits = _waiting_entries(pending)
+        if any(check["status"] == WAITING for check in entry["checks"]):
+            report["waiting"].append("%s: waits for %s" % (entry["host"], "; ".join(
+                "%s for %s (%s)" % (_ACTIONS.get((waits[name] or {}).get("action"), "a boot"), name,
+                                    (waits[name] or {}).get("reason") or "no reason recorded")
+                for name in sorted(waits))))
         for check in entry["checks"]:
-            if check["ok"] is False:
+            if check["status"] == FAIL:
                 sentence = "%s: %s: expected %s, found %s" % (entry["host"], check["name"], _text(check["expected"]), _text(check["actual"]))
                 if check.get("duplicates"):
                     sentence += "; used more than once over the fleet: %s" % "; ".join(check["duplicates"])
                 report["failures"].append(sentence)
-    report["ok"] = all(verdicts.values())
-    failing = sorted(h for h, ok in verdicts.items() if not ok)
-    report["summary"] = ("all %d nodes pass" % len(hosts) if report["ok"] else "%d of %d nodes fail %d checks: %s" % (
-        len(failing), len(hosts), len(report["failures"]), ", ".join(failing)))
+    report["ok"] = all(status == OK for status in verdicts.values())
+    report["summary"] = _summary(verdicts, len(report["failures"]))
     report["fabric"] = _fabric(topology, topology_host, owners, verdicts)
     if topology is not None and not topology_ok:
         report["fabric"]["error"] = topology.get("msg") or "the topology discovery failed"
     return report
+
+
+def _summary(verdicts, failures):
+    hosts = len(verdicts)
+    failing = sorted(h for h, status in verdicts.items() if status == FAIL)
+    waiting = sorted(h for h, status in verdicts.items() if status == WAITING)
+    if not failing and not waiting:
+        return "all %d nodes pass" % hosts
+    parts = []
+    if failing:
+        parts.append("%d of %d nodes fail %d checks: %s" % (len(failing), hosts, failures, ", ".join(failing)))
+    if waiting:
+        parts.append("%d of %d nodes wait for a reboot: %s" % (len(waiting), hosts, ", ".join(waiting)))
+    return "; ".join(parts)
 
 
 def _unique_guids(report, seen_guids):

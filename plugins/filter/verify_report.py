@@ -11,11 +11,13 @@ version_added: 0.1.0
 author: fabric.infiniband developers
 description:
   - Takes the result of the filter C(fabric.infiniband.verify_checks) and renders it.
-  - V(text) is one row per node and one column per check category (V(ok), V(FAIL), or V(-) when not asked), followed by the
-    failing checks with what was expected and what was found.
-  - V(html) is one page without external assets or scripts, with the same table (failing cells marked), the failing checks, and
-    an inline SVG picture of the fabric (switches in a row, the HCAs below grouped by the switch they are cabled to, named by host
-    and coloured by the node's verdict, and the links labelled with their port numbers).
+  - V(text) is one row per node and one column per check category (V(ok), V(FAIL), V(WAITING) when the check waits for the
+    node's reboot, or V(-) when not asked), followed by the failing checks with what was expected and what was found, and by
+    the nodes that wait with what they wait for.
+  - V(html) is one page without external assets or scripts, with the same table (failing cells red, waiting cells amber), the
+    failing checks, the waiting nodes, and an inline SVG picture of the fabric (switches in a row, the HCAs below grouped by the
+    switch they are cabled to, named by host and coloured by the node's verdict, and the links labelled with their port
+    numbers).
 options:
   _input:
     description: The result of C(fabric.infiniband.verify_checks).
@@ -50,19 +52,28 @@ from html import escape
 
 from ansible.errors import AnsibleFilterError
 
-_CELL = {"ok": "ok", "fail": "FAIL", "not asked": "-"}
-_COLOURS = {"ok": ("#e3f4e1", "#2e7d32"), "fail": ("#fde2e1", "#c62828"), "unknown": ("#eeeeee", "#757575")}
+# the word and the (fill, stroke) colours of each status
+_WORD = {"ok": "ok", "fail": "FAIL", "waiting": "WAITING", "not asked": "-"}
+_COLOURS = {"ok": ("#e3f4e1", "#2e7d32"), "fail": ("#fde2e1", "#c62828"), "waiting": ("#fff3d6", "#b26a00"),
+            "unknown": ("#eeeeee", "#757575")}
+
+
+def _status(check):
+    # results of verify_checks before the waiting state had no status for every check
+    return check.get("status") or ("not asked" if check["ok"] is None else ("ok" if check["ok"] else "fail"))
 
 
 def _cell(checks, key):
-    mine = [c for c in checks if c["category"] == key]
-    if not mine:
-        return "-", "not asked"
-    if any(c["ok"] is False for c in mine):
-        return "FAIL", "fail"
-    if any(c["ok"] for c in mine):
-        return "ok", "ok"
+    """The word and status of a category's cell: the worst of its checks (fail, then waiting, then ok)."""
+    statuses = {_status(c) for c in checks if c["category"] == key}
+    for status in ("fail", "waiting", "ok"):
+        if status in statuses:
+            return _WORD[status], status
     return "-", "not asked"
+
+
+def _host_status(entry):
+    return entry.get("status") or ("ok" if entry["ok"] else "fail")
 
 
 def _rows(report):
@@ -70,13 +81,14 @@ def _rows(report):
     rows = []
     for entry in report["hosts"]:
         cells = [_cell(entry["checks"], key) for key in keys]
-        rows.append((entry["host"], cells, "ok" if entry["ok"] else "FAIL"))
+        status = _host_status(entry)
+        rows.append((entry["host"], cells, _WORD[status], status))
     return rows
 
 
 def render_text(report):
     titles = ["host"] + [c["title"] for c in report["categories"]] + ["result"]
-    rows = [[host] + [text for text, _status in cells] + [result] for host, cells, result in _rows(report)]
+    rows = [[host] + [text for text, _status in cells] + [result] for host, cells, result, _status in _rows(report)]
     widths = [max(len(str(row[i])) for row in [titles] + rows) for i in range(len(titles))]
 
     def line(values):
@@ -92,6 +104,8 @@ def render_text(report):
             fabric.get("host"), len(fabric.get("switches") or []), len(fabric.get("hcas") or []), len(fabric.get("links") or [])))
     if report["failures"]:
         out += ["", "Failing checks:"] + ["  " + failure for failure in report["failures"]]
+    if report.get("waiting"):
+        out += ["", "Waiting for a reboot (WAITING: what fails now and the boot changes):"] + ["  " + line for line in report["waiting"]]
     return "\n".join(out) + "\n"
 
 
@@ -229,39 +243,47 @@ th{background:#eceff1}
 td.host{text-align:left;font-weight:bold}
 td.ok{background:#e3f4e1;color:#2e7d32}
 td.fail{background:#fde2e1;color:#c62828;font-weight:bold}
+td.waiting{background:#fff3d6;color:#b26a00;font-weight:bold}
 td.na{color:#9e9e9e}
-.summary.ok{color:#2e7d32}.summary.fail{color:#c62828}
+.summary.ok{color:#2e7d32}.summary.fail{color:#c62828}.summary.waiting{color:#b26a00}
 li{margin:2px 0}.error{color:#c62828}
 .legend span{display:inline-block;padding:2px 8px;margin-right:8px;border-radius:4px}
 """
 
 
+_CLASS = {"ok": "ok", "fail": "fail", "waiting": "waiting"}
+
+
 def render_html(report, title="Fabric report"):
     head = "".join("<th>%s</th>" % escape(c["title"]) for c in report["categories"])
     body = []
-    for host, cells, result in _rows(report):
-        tds = "".join('<td class="%s">%s</td>' % ({"ok": "ok", "fail": "fail"}.get(status, "na"), escape(text))
-                      for text, status in cells)
+    for host, cells, result, host_status in _rows(report):
+        tds = "".join('<td class="%s">%s</td>' % (_CLASS.get(status, "na"), escape(text)) for text, status in cells)
         body.append('<tr><td class="host">%s</td>%s<td class="%s">%s</td></tr>' % (
-            escape(host), tds, "ok" if result == "ok" else "fail", result))
+            escape(host), tds, _CLASS.get(host_status, "fail"), result))
     failures = "".join("<li>%s</li>" % escape(f) for f in report["failures"])
+    waiting = "".join("<li>%s</li>" % escape(w) for w in report.get("waiting") or [])
+    statuses = {row[3] for row in _rows(report)}
+    summary_class = "fail" if "fail" in statuses else ("waiting" if "waiting" in statuses else "ok")
     fabric = report.get("fabric") or {}
     legend = "".join('<span style="background:%s;color:%s">%s</span>' % (fill, stroke, name)
                      for name, (fill, stroke) in (("node passes", _COLOURS["ok"]), ("node fails", _COLOURS["fail"]),
+                                                  ("node waits for a reboot", _COLOURS["waiting"]),
                                                   ("not in the play", _COLOURS["unknown"])))
     source = "from %s" % fabric.get("host") if fabric.get("host") else ""
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><title>%s</title><style>%s</style></head><body>' % (escape(title), _CSS),
         "<h1>%s</h1>" % escape(title),
-        '<p class="summary %s">%s</p>' % ("ok" if report["ok"] else "fail", escape(report["summary"])),
+        '<p class="summary %s">%s</p>' % (summary_class, escape(report["summary"])),
         "<h2>Fabric %s</h2>" % escape(source),
         '<p class="legend">%s</p>' % legend,
         render_svg(fabric),
         "<h2>Nodes</h2>",
         "<table><thead><tr><th>host</th>%s<th>result</th></tr></thead><tbody>%s</tbody></table>" % (head, "".join(body)),
-        "<p>ok: passes; FAIL: fails; -: not asked of this node.</p>",
+        "<p>ok: passes; FAIL: fails; WAITING: fails until the reboot (or power cycle) the node waits for; -: not asked of this node.</p>",
         ("<h2>Failing checks</h2><ul>%s</ul>" % failures) if failures else "",
+        ("<h2>Waiting for a reboot</h2><ul>%s</ul>" % waiting) if waiting else "",
         "</body></html>",
         "",
     ])

@@ -21,14 +21,21 @@ This file holds, for ``mlxconfig``/``mstconfig``:
   ``is_per_card``, ``first_function``).
 
 The table parser does not depend on column widths, which changed with every
-release (tool-outputs.md 1.2: G1 <= 4.21, G2 4.22-4.24, G3 4.25, G4 4.26-4.30,
-G5 4.31-4.35, G6 4.36+) and which publishers squeeze: parameter names and
+release (G1 <= 4.21, G2 4.22-4.24, G3 4.25, G4 4.26-4.30.0, G5 MFT 4.30.1 and
+mstflint 4.31 to 4.35, G6 4.36+; MFT 4.30.1 already prints the G5 widths, which
+mstflint took over in 4.31) and which publishers squeeze: parameter names and
 values never contain blanks, so a row is split on whitespace. The only place
 where whitespace is missing is a value exactly as wide as its column in G1-G3
 (the tool adds a separating blank only to wider values); such ``NAME(n)``
 values are split after their ``)``. The column widths are still used to name
 the generation (``layout``), which tells whether the tool prints an ``RO``
 column at all (G3 and later).
+
+Releases before 2018 (mstflint up to 4.8, MFT up to 4.8) print the G1 widths
+with another device header: ``PCI device:`` where later ones print ``Device:``,
+and no ``Name:`` nor ``Description:`` line (mstflint tag v4.8.0-2,
+``mlxconfig/mlxcfg_ui.cpp`` ``printOpening``; changed in v4.9.0-1). Any other
+``Words: value`` header line is kept in ``lines``, never taken for a row.
 """
 
 from __future__ import annotations
@@ -114,7 +121,9 @@ _HEX_RE = re.compile(r"^0[xX][0-9a-fA-F]+$")
 _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DEVICE_NO_RE = re.compile(r"^Device #([0-9]+):$")
 _LABEL_RE = re.compile(r"^([A-Z][A-Za-z ]*[a-z]):(?:\s+(.*))?$")
-_LABELS = {"device type": "device_type", "name": "name", "description": "description", "device": "device"}
+# "PCI device:" is the device line of mstflint and MFT before 4.9 (2018), which print no Name: nor Description:
+_LABELS = {"device type": "device_type", "name": "name", "description": "description", "device": "device",
+           "pci device": "device"}
 _BDF_RE = re.compile(r"^(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
 _MST_FUNCTION_RE = re.compile(r"^(/dev/mst/[^/]+)\.([0-9]+)$")
 _TRUE_WORDS = ("true", "yes", "on", "1")
@@ -505,6 +514,10 @@ def parse_table(stdout, stderr="", default_columns=(("next_boot",), ("default", 
                 result["devices"].append(dev)
             value = (match.group(2) or "").strip()
             dev[_LABELS[match.group(1).lower()]] = value if value and value != "N/A" else None
+            continue
+        if match:
+            # a header line this parser does not know ("Words: value"): never a parameter row
+            result["lines"].append(stripped)
             continue
         row = None if after_error else _split_row(line)
         if row is None:

@@ -15,8 +15,9 @@ description:
     C(mstconfig) (mstflint), and returns each parameter's Default, Current and Next Boot value.
   - Current is what the firmware runs now; Next Boot what it will run after the next reboot (or power cycle). A parameter whose
     two values differ is waiting for a reboot.
-  - Reads every output format these tools have printed (mstflint and MFT up to 4.21, 4.22-4.24, 4.25, 4.26-4.30, 4.31-4.35
-    and 4.36 or later), including tables whose blanks were squeezed or indented.
+  - Reads every output format these tools have printed (mstflint and MFT up to 4.21, 4.22-4.24, 4.25, 4.26-4.30.0, MFT 4.30.1
+    and mstflint 4.31 to 4.35, and 4.36 or later), including tables whose blanks were squeezed or indented, and the device
+    header of the releases before 2018 (up to 4.8), which print C(PCI device:) where later ones print C(Device:).
   - Never changes anything.
 author:
   - fabric.infiniband developers (!UNKNOWN)
@@ -110,7 +111,9 @@ devices:
     layout:
       description:
         - Output format generation of the tool, told by its column widths; V(null) when they do not tell (squeezed output).
-        - V(G1) up to 4.21, V(G2) 4.22-4.24, V(G3) 4.25, V(G4) 4.26-4.30, V(G5) 4.31-4.35, V(G6) 4.36 or later.
+        - V(G1) up to 4.21 (the releases up to 4.8 too, with their C(PCI device:) header), V(G2) 4.22-4.24, V(G3) 4.25,
+          V(G4) 4.26 to 4.30.0, V(G5) MFT 4.30.1 and mstflint 4.31 to 4.35 (MFT 4.30.1 already prints the G5 widths, which
+          mstflint took over in 4.31), V(G6) 4.36 or later.
       type: str
       sample: G1
     bluefield_mode:

@@ -100,18 +100,20 @@ def test_not_converged_node_fails_with_sentences():
     node["hcas"][0]["ports"][0].update(link_layer="Ethernet")
     node["hcas"][1]["ports"][0].update(state="INIT", sm_lid=0, lid=65535)
     node["rdma_system"]["netns_mode"] = "shared"
-    nodes["node01"]["pending"] = {"entries": {"link_type": {"action": "reboot"}}}
+    # a boot has tried the entry and did not apply it: nothing waits, everything fails
+    nodes["node01"]["pending"] = {"entries": {"link_type": {"action": "reboot", "booted_since": True}}}
     report = verify_checks(nodes, topology=_topology(), topology_host="node01", partitions=PARTITIONS,
                            groups={"all": sorted(nodes)})
-    assert report["ok"] is False
+    assert report["ok"] is False and report["waiting"] == []
     assert report["summary"] == "1 of 3 nodes fail 5 checks: node01"
     assert report["failures"] == [
         "node01: link layer mlx5_0/1: expected InfiniBand, found Ethernet",
         "node01: port state mlx5_1/1: expected ACTIVE/LinkUp, found INIT/LinkUp",
         "node01: SM of mlx5_1/1: expected SM LID not 0, found SM LID 0",
         "node01: RDMA netns mode: expected exclusive, found shared",
-        "node01: pending actions: expected nothing pending, found link_type (reboot)",
+        "node01: pending actions: expected nothing pending, found link_type (reboot, not applied by the boot since)",
     ]
+    assert _by(report, "node01")["status"] == "fail"
     # mlx5_0 runs Ethernet on the host but is still cabled: the picture names it by its node GUID
     assert sorted((h["host"], h["rdma_device"]) for h in report["fabric"]["hcas"] if h["host"] == "node01") == [
         ("node01", "mlx5_0"), ("node01", "mlx5_1")]
@@ -211,3 +213,88 @@ def test_an_ethernet_only_card_is_not_expected_on_infiniband():
     layers = [c for c in _by(report, "node02")["checks"] if c["category"] == "link_layer"]
     assert [c["status"] for c in layers] == ["ok"]
     assert not any("5e:00" in c["name"] for c in layers)
+
+
+def _waiting_nodes():
+    """node01 runs port 1 as Ethernet until the reboot that link_type recorded; node02 has no VFs until the boot that
+    sriov recorded, and its netns mode is wrong (which no boot changes)."""
+    nodes = _lab_nodes()
+    nodes["node01"]["hca"]["hcas"][0]["ports"][0].update(link_layer="Ethernet", state="ACTIVE", sm_lid=0, lid=0, pkeys=[])
+    nodes["node01"]["pending"] = {"entries": {"link_type": {
+        "action": "reboot", "reason": "LINK_TYPE_P1 of 0000:3b:00.0 is IB at the next boot", "booted_since": False}}}
+    nodes["node02"]["hca"]["hcas"][0]["sriov"] = {"total_vfs": 0, "num_vfs": 0, "vfs": []}
+    del nodes["node02"]["hca"]["hcas"][1:]
+    nodes["node02"]["hca"]["rdma_system"]["netns_mode"] = "shared"
+    nodes["node02"]["pending"] = {"entries": {"sriov": {
+        "action": "power_cycle", "reason": "NUM_OF_VFS of 0000:c1:00.0 is 2 at the next boot", "booted_since": False}}}
+    return nodes
+
+
+def test_a_node_that_waits_for_its_reboot_is_waiting_not_failing():
+    report = verify_checks(_waiting_nodes(), topology=_topology(), topology_host="node01", partitions=PARTITIONS,
+                           groups={"all": ["node01", "node02", "node03"]})
+    node01 = _by(report, "node01")
+    assert (node01["status"], node01["ok"]) == ("waiting", False)
+    # port 1 of the first function waits, the second function passes
+    assert _status(report, "node01", "link_layer") == ["ok", "waiting"]
+    assert _status(report, "node01", "pending") == ["waiting"]
+    # the second function passes: only the checks that fail wait
+    assert _status(report, "node01", "port_state") == ["ok"]
+    assert _status(report, "node01", "netns") == ["ok"]
+    waiting = [c for c in node01["checks"] if c["status"] == "waiting"]
+    assert {c["waits_for"][0] for c in waiting} == {"link_type"} and all(c["ok"] is False for c in waiting)
+    # node02: the VF checks wait for sriov's power cycle; the netns mode fails (no boot changes it)
+    node02 = _by(report, "node02")
+    assert node02["status"] == "fail"
+    assert _status(report, "node02", "vfs") == ["waiting"] and _status(report, "node02", "vf_guids") == ["waiting"]
+    assert _status(report, "node02", "netns") == ["fail"]
+    assert report["failures"] == ["node02: RDMA netns mode: expected exclusive, found shared"]
+    assert report["waiting"] == [
+        "node01: waits for a reboot for link_type (LINK_TYPE_P1 of 0000:3b:00.0 is IB at the next boot)",
+        "node02: waits for a power cycle for sriov (NUM_OF_VFS of 0000:c1:00.0 is 2 at the next boot)"]
+    assert report["ok"] is False
+    # a node with a failing check counts as failing; what it waits for is still listed above
+    assert report["summary"] == "1 of 3 nodes fail 1 checks: node02; 1 of 3 nodes wait for a reboot: node01"
+    # the picture: node01's HCAs are waiting, node02's fail, node03's pass
+    by_host = {}
+    for hca in report["fabric"]["hcas"]:
+        by_host.setdefault(hca["host"], set()).add(hca["status"])
+    assert by_host == {"node01": {"waiting"}, "node02": {"fail"}, "node03": {"ok"}}
+
+
+def test_only_waiting_nodes_make_no_failure():
+    nodes = _waiting_nodes()
+    nodes["node02"]["hca"]["rdma_system"]["netns_mode"] = "exclusive"
+    report = verify_checks(nodes, topology=_topology(), topology_host="node01", partitions=PARTITIONS,
+                           groups={"all": ["node01", "node02", "node03"]})
+    assert report["failures"] == [] and report["ok"] is False
+    assert [h["status"] for h in report["hosts"]] == ["waiting", "waiting", "ok"]
+    assert report["summary"] == "2 of 3 nodes wait for a reboot: node01, node02"
+
+
+def test_a_tried_entry_fails_and_nothing_waits_for_it():
+    """The boot-loop guard: an entry a boot has already tried is no reason to wait."""
+    nodes = _waiting_nodes()
+    nodes["node01"]["pending"]["entries"]["link_type"]["booted_since"] = True
+    report = verify_checks(nodes, topology=_topology(), topology_host="node01")
+    assert _by(report, "node01")["status"] == "fail"
+    assert _status(report, "node01", "link_layer") == ["fail", "ok"] and _status(report, "node01", "pending") == ["fail"]
+    assert not report["waiting"][0].startswith("node01")
+
+
+def test_a_failure_the_waiting_role_does_not_change_still_fails():
+    nodes = _waiting_nodes()
+    # sriov waits for a boot; a wrong link layer on node02 is not sriov's
+    nodes["node02"]["hca"]["hcas"][0]["ports"][0]["link_layer"] = "Ethernet"
+    report = verify_checks(nodes)
+    assert _status(report, "node02", "link_layer") == ["fail"]
+    # an entry of a role that is not known (a driver update) may change everything
+    nodes["node02"]["pending"]["entries"] = {"rdma_stack": {"action": "reboot", "reason": "driver", "booted_since": False}}
+    nodes["node02"]["hca"]["rdma_system"]["netns_mode"] = "exclusive"
+    report = verify_checks(nodes)
+    assert _status(report, "node02", "link_layer") == ["waiting"] and _by(report, "node02")["status"] == "waiting"
+    assert _status(report, "node02", "netns") == ["ok"]
+    # gpudirect's reboot (IOMMU) changes none of the checks
+    nodes["node02"]["pending"]["entries"] = {"gpudirect": {"action": "reboot", "reason": "iommu", "booted_since": False}}
+    report = verify_checks(nodes)
+    assert _status(report, "node02", "link_layer") == ["fail"] and _status(report, "node02", "pending") == ["waiting"]

@@ -89,3 +89,47 @@ def test_bad_input():
         verify_report({}, "text")
     with pytest.raises(AnsibleFilterError, match="format must be text or html"):
         verify_report(_failing_report(), "pdf")
+
+
+def _waiting_report():
+    from ansible_collections.fabric.infiniband.tests.unit.plugins.filter.test_verify_checks import _waiting_nodes, PARTITIONS
+    return verify_checks(_waiting_nodes(), topology=_topology(), topology_host="node01", partitions=PARTITIONS,
+                         groups={"all": ["node01", "node02", "node03"]})
+
+
+def test_text_table_shows_waiting_apart_from_failing():
+    lines = verify_report(_waiting_report(), "text").splitlines()
+    # columns: host, link layer, port state, SM, netns, VFs, VF GUIDs, P_Keys, pending, in fabric, result
+    assert lines[2].split() == ["node01", "WAITING", "ok", "ok", "ok", "-", "-", "ok", "WAITING", "ok", "WAITING"]
+    assert lines[3].split() == ["node02", "ok", "ok", "ok", "FAIL", "WAITING", "WAITING", "ok", "WAITING", "ok", "FAIL"]
+    assert lines[4].split()[-1] == "ok"
+    assert "1 of 3 nodes fail 1 checks: node02; 1 of 3 nodes wait for a reboot: node01" in lines
+    start = lines.index("Failing checks:")
+    assert lines[start + 1] == "  node02: RDMA netns mode: expected exclusive, found shared"
+    assert lines[-2:] == ["  node01: waits for a reboot for link_type (LINK_TYPE_P1 of 0000:3b:00.0 is IB at the next boot)",
+                          "  node02: waits for a power cycle for sriov (NUM_OF_VFS of 0000:c1:00.0 is 2 at the next boot)"]
+    assert lines[-3].startswith("Waiting for a reboot")
+
+
+def test_html_shows_waiting_in_its_own_colour_and_word():
+    page = verify_report(_waiting_report(), "html")
+    # node01: link layer and pending cells and its result; node02: VFs, VF GUIDs and pending
+    assert page.count('<td class="waiting">WAITING</td>') == 6
+    assert page.count('<td class="fail">FAIL</td>') == 2  # node02's netns cell and result
+    assert "td.waiting{background:#fff3d6;" in page
+    assert '<p class="summary fail">' in page
+    assert "<h2>Waiting for a reboot</h2>" in page and "<li>node01: waits for a reboot for link_type" in page
+    svg = ET.fromstring(re.search(r"<svg.*</svg>", page, re.S).group(0))
+    classes = sorted(g.get("class") for g in svg.iter(SVG_NS + "g") if g.get("class"))
+    assert classes == ["hca fail", "hca ok", "hca waiting", "hca waiting"]
+    rects = [r for g in svg.iter(SVG_NS + "g") if g.get("class") == "hca waiting" for r in g.iter(SVG_NS + "rect")]
+    assert {r.get("fill") for r in rects} == {"#fff3d6"}
+    assert '<span style="background:#fff3d6;color:#b26a00">node waits for a reboot</span>' in page
+
+
+def test_only_waiting_page_summary_is_amber():
+    from ansible_collections.fabric.infiniband.tests.unit.plugins.filter.test_verify_checks import _waiting_nodes
+    nodes = _waiting_nodes()
+    nodes["node02"]["hca"]["rdma_system"]["netns_mode"] = "exclusive"
+    page = verify_report(verify_checks(nodes, topology=_topology(), topology_host="node01"), "html")
+    assert '<p class="summary waiting">' in page and "<h2>Failing checks</h2>" not in page

@@ -133,6 +133,74 @@ def test_set_of_each_generation(gen):
     assert parsed["infos"] == ["Please reboot machine to load new configurations."]
 
 
+# ---------------------------------------------------------------- releases before 2018 ("PCI device:")
+def test_pre2018_query_e_keeps_the_device():
+    """mstflint/MFT up to 4.8 print "PCI device:" and no Name:/Description: (fixtures README: mstflint v4.8.0-2)."""
+    parsed = m.parse_query(fx("source_pre2018_query_e_cx4.txt"))
+    assert parsed["errors"] == [] and parsed["lines"] == [] and len(parsed["devices"]) == 1
+    dev = parsed["devices"][0]
+    assert (dev["index"], dev["device"], dev["device_type"], dev["name"], dev["description"]) == (
+        1, "0000:03:00.0", "ConnectX4", None, None)
+    assert dev["layout"] == "G1" and dev["columns"] == ["default", "current", "next_boot"]
+    # "PCI" is not a parameter, and no row is left over
+    assert list(dev["params"]) == ["SRIOV_EN", "NUM_OF_VFS", "LINK_TYPE_P1", "LINK_TYPE_P2"] and dev["unparsed"] == []
+    entry = dev["params"]["LINK_TYPE_P1"]
+    assert (entry["default"], entry["current"], entry["next_boot"], entry["pending"]) == ("IB(1)", "ETH(2)", "IB(1)", True)
+    assert dev["params"]["NUM_OF_VFS"]["next_boot_number"] == 8 and dev["params"]["LINK_TYPE_P2"]["modified"] is False
+
+
+def test_pre2018_query_next_boot_only():
+    dev = m.parse_query(fx("source_pre2018_query_cx3pro.txt"))["devices"][0]
+    assert (dev["device"], dev["device_type"], dev["layout"], dev["columns"]) == ("0000:04:00.0", "ConnectX3Pro", "G1", ["next_boot"])
+    assert [(n, e["next_boot"]) for n, e in dev["params"].items()] == [
+        ("SRIOV_EN", "True(1)"), ("NUM_OF_VFS", "16"), ("LINK_TYPE_P1", "VPI(3)"), ("LINK_TYPE_P2", "ETH(2)"), ("LOG_BAR_SIZE", "5")]
+    assert dev["params"]["LINK_TYPE_P1"]["next_boot_name"] == "VPI" and dev["unparsed"] == []
+
+
+def test_pre2018_query_e_without_default_and_current():
+    """-e on firmware that cannot read them: a Next Boot table and a notice line, no error."""
+    parsed = m.parse_query(fx("source_pre2018_query_e_cx3_no_default.txt"))
+    dev = parsed["devices"][0]
+    assert dev["device"] == "0000:04:00.0" and dev["columns"] == ["next_boot"] and len(dev["params"]) == 4
+    assert parsed["errors"] == [] and parsed["lines"] == ["Device Firmware does not support reading default and current configurations"]
+
+
+def test_pre2018_set_keeps_the_device():
+    """The set table of old releases: "PCI device:" would else be a row "PCI" (next "device:", new the address)."""
+    parsed = m.parse_set(fx("source_pre2018_set_cx3pro.txt"))
+    dev = parsed["devices"][0]
+    assert (dev["device"], dev["device_type"], dev["layout"], dev["columns"]) == ("0000:04:00.0", "ConnectX3Pro", "G1", ["next_boot", "new"])
+    assert "PCI" not in dev["params"] and dev["unparsed"] == []
+    assert [(n, e["next_boot"], e["new"]) for n, e in dev["params"].items()] == [
+        ("LINK_TYPE_P1", "VPI(3)", "IB(1)"), ("SRIOV_EN", "True(1)", "True(1)"), ("NUM_OF_VFS", "16", "8")]
+    # the old prompt doubles its question mark
+    assert (parsed["applied"], parsed["load"], parsed["aborted"]) == (True, "reboot", False)
+
+
+def test_pre2018_reads_like_the_later_label():
+    """The same output with "Device:" parses to the same values: only the label changed."""
+    text = fx("source_pre2018_query_e_cx4.txt")
+    assert "PCI device:" in text
+    assert values(m.parse_query(text)) == values(m.parse_query(text.replace("PCI device: ", "Device:     ")))
+
+
+def test_unknown_header_label_is_not_a_row():
+    text = ("Device #1:\n----------\n\nDevice type:    ConnectX4\nPSID:           MT_2190110032\nPCI device:     0000:03:00.0\n\n"
+            "Configurations:                              Next Boot       New\n"
+            "         SRIOV_EN                            False(0)        True(1)\n")
+    parsed = m.parse_set(text)
+    dev = parsed["devices"][0]
+    assert list(dev["params"]) == ["SRIOV_EN"] and dev["device"] == "0000:03:00.0"
+    assert parsed["lines"] == ["PSID:           MT_2190110032"]
+
+
+@pytest.mark.parametrize("name", ["real_g5_set_link_type_proxmox.txt", "real_g5_set_sriov_en_proxmox.txt",
+                                  "real_g5_set_num_of_vfs_proxmox.txt"])
+def test_mft_4_30_1_prints_the_g5_header(name):
+    """The Proxmox runbook ran MFT 4.30.1 (mft-4.30.1-1210): its set tables have the G5 widths, not G4 (mstflint 4.30.0)."""
+    assert [dev["layout"] for dev in m.parse_set(fx(name))["devices"]] == ["G5"]
+
+
 def test_g6_reference_lines():
     dev = m.parse_query(fx("source_g6_lines.txt"))["devices"][0]
     assert dev["layout"] == "G6"
