@@ -132,17 +132,17 @@ def load(path):
             # Nothing there (ENOTDIR: a file where a directory of the path goes, which a write reports).
             raw = b""
         else:
-            raise ValueError("it cannot be read: %s" % os_error_text(exc))
+            raise ValueError("it cannot be read: %s" % os_error_text(exc)) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ValueError("it is not UTF-8 text")
+        raise ValueError("it is not UTF-8 text") from None
     if not text.strip():
         return {"version": VERSION, "entries": {}}
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise ValueError("it is not JSON (%s)" % exc)
+        raise ValueError("it is not JSON (%s)" % exc) from None
     problem = shape_problem(data)
     if problem:
         raise ValueError("it is JSON but not a pending-action record: %s" % problem)
