@@ -7,11 +7,11 @@
 
 One small JSON file, written by the ``run_lock`` module:
 
-    {"version": 1, "owner": "alice@ctl01 2026-11-26T05:10:00Z 4711", "since": 1700000000,
+    {"version": 1, "owner": "alice@ctl01", "since": 1700000000,
      "renewed": 1700000000, "boot": "<boot identity when last taken or renewed>"}
 
-``owner`` names the run (the playbook makes it up once per run); the same owner taking the lock again
-renews it. A lock is stale when it was not renewed for ``max_age`` seconds: a run that was killed
+``owner`` names who runs (an operator at a controller, an AWX job template); the same owner taking
+the lock again renews it. A lock is stale when it was not renewed for ``max_age`` seconds: a run that was killed
 leaves its lock behind. A lock is not stale because the node booted since: the run that holds it
 reboots nodes on purpose.
 
@@ -100,7 +100,7 @@ def describe(lock, now, boot):
 
 
 def clear_hint(path):
-    return ("If no run is in progress (a run that was killed or lost its connection leaves its lock), clear it: run again with break_lock=true "
+    return ("If no run is in progress (a run that failed, was killed or lost its connection leaves its lock), clear it: run again with break_lock=true "
             "(the collection's playbooks: %s), or remove the file on the node (rm %s)." % (PLAYBOOK_BREAK, path))
 
 

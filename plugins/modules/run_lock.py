@@ -44,8 +44,12 @@ options:
     default: present
   owner:
     description:
-      - Names the run, for the operator who finds the lock, and tells the run's own lock from another's. It must be the same in
-        every task of a run and differ between runs, for example the controller, the user and the time the run started.
+      - Names who runs, for the operator who finds the lock, and tells a run's own lock from another's. Use the same value in every
+        task of a run. Runs with the same owner count as one: the later one renews the lock.
+      - With an owner per operator and controller (V(alice@ctl01)) or per AWX job template, a run again after a failed run (which
+        leaves its lock) goes on without clearing anything, while another operator, controller or job template is refused. With an
+        owner per run (add the time the run started), a second run of the same operator is refused too, and the lock of a failed
+        run must be cleared (O(break_lock)) or wait for O(max_age).
       - One line of at most 200 printable characters. Required unless O(break_lock=true).
     type: str
   max_age:
@@ -99,7 +103,7 @@ lock:
   description: The lock on the node after the call (what it would be in check mode), V(null) when there is none.
   returned: always
   type: dict
-  sample: {owner: "alice@ctl01 2026-11-26T05:10:00Z 4711", since: 1763776000, renewed: 1763776000, boot: "8c7e0d5e:1", version: 1}
+  sample: {owner: "alice@ctl01", since: 1763776000, renewed: 1763776000, boot: "8c7e0d5e:1", version: 1}
   contains:
     owner:
       description: The run that holds the lock.
@@ -180,7 +184,7 @@ class RunLock(object):
         owner = self.params["owner"]
         if owner is not None and lockfile.owner_problem(owner):
             self.module.fail_json(msg="owner must name the run in one line of at most %d printable characters, for example "
-                                      "'alice@ctl01 2026-11-26T05:10:00Z': %s (got %s)"
+                                      "'alice@ctl01': %s (got %s)"
                                       % (lockfile.OWNER_MAX, lockfile.owner_problem(owner), json.dumps(owner)))
         if self.params["max_age"] < 0:
             self.module.fail_json(msg="max_age must be 0 (a lock never goes stale by age) or a number of seconds, got %d" % self.params["max_age"])
