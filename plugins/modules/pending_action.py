@@ -19,8 +19,8 @@ description:
     When the action becomes stronger, its time and boot start again, since the stronger action has not been tried yet.
   - Remove the entry (O(state=absent)) once its change is live.
   - Never reboots or resets anything itself.
-  - A record that is not one (not JSON, or JSON of another shape) fails the module with the same message whatever is wrong: what, and
-    how to move it away. A record that cannot be written fails it with the path, the system's error and what to do, never a traceback.
+  - A record that is not one (not JSON, or JSON of another shape) fails the module with the same message whatever is wrong, saying what
+    and how to move it away. A record that cannot be written fails it with the path, the system's error and what to do, never a traceback.
     To learn that before making the change the entry is about, run M(fabric.infiniband.pending_info) with
     O(fabric.infiniband.pending_info#module:writable=true) first.
   - In check mode, when the record would change, the module checks that it could be written (a temporary file, removed at once).

@@ -45,7 +45,7 @@ options:
   owner:
     description:
       - Names who runs, for the operator who finds the lock, and tells a run's own lock from another's. Use the same value in every
-        task of a run. Runs with the same owner count as one: the later one renews the lock.
+        task of a run. Runs with the same owner count as one, and the later one renews the lock.
       - With an owner per operator and controller (V(alice@ctl01)) or per AWX job template, a run again after a failed run (which
         leaves its lock) goes on without clearing anything, while another operator, controller or job template is refused. With an
         owner per run (add the time the run started), a second run of the same operator is refused too, and the lock of a failed
