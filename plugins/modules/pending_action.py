@@ -19,6 +19,11 @@ description:
     When the action becomes stronger, its time and boot start again, since the stronger action has not been tried yet.
   - Remove the entry (O(state=absent)) once its change is live.
   - Never reboots or resets anything itself.
+  - A record that is not one (not JSON, or JSON of another shape) fails the module with the same message whatever is wrong, saying what
+    and how to move it away. A record that cannot be written fails it with the path, the system's error and what to do, never a traceback.
+    To learn that before making the change the entry is about, run M(fabric.infiniband.pending_info) with
+    O(fabric.infiniband.pending_info#module:writable=true) first.
+  - In check mode, when the record would change, the module checks that it could be written (a temporary file, removed at once).
 author:
   - fabric.infiniband developers (!UNKNOWN)
 extends_documentation_fragment:
@@ -240,18 +245,28 @@ class PendingAction(object):
         """The entry's action was already tried: the node has booted since it was recorded."""
         return bool(entry) and entry.get("boot") != self.boot
 
+    def consequence(self):
+        """What a record that cannot be written means for this call."""
+        name = self.params["name"]
+        if self.params["state"] == "absent":
+            return "The entry %s stays, so the reboot play may still act on it." % name
+        return ("Nothing records that %s waits for a %s: if its change is already made, the reboot play does not know it "
+                "until it is recorded." % (name, self.params["action"].replace("_", " ")))
+
     def run(self):
         path = self.params["path"]
-        try:
-            record = pending.load(path)
-        except ValueError as exc:
-            self.module.fail_json(msg="Cannot read the pending-action record %s: %s. Move it away to start a new record." % (path, exc))
+        record = pending.load_or_fail(self.module, path)
         before = record["entries"]
         after = self.desired(before)
         changed = after != before
-        if changed and not self.module.check_mode:
+        if changed and self.module.check_mode:
+            # What a real run would meet: a record it cannot write (nothing is left behind by the check).
+            reason = pending.check_writable(path)
+            if reason:
+                self.module.fail_json(msg=pending.unwritable_message(path, reason, self.consequence()), changed=False)
+        elif changed:
             record["entries"] = after
-            pending.save(self.module, path, record)
+            pending.save(self.module, path, record, self.consequence())
         entry = after.get(self.params["name"])
         stuck = self.params["state"] == "present" and self.tried(entry)
         result = dict(changed=changed, entries=pending.annotate(after, self.boot), action=pending.strongest(after), boot=self.boot,

@@ -33,6 +33,15 @@ options:
         P(fabric.infiniband.run_id#lookup) and use the fact only when P(fabric.infiniband.fact_current#filter) says it is current.
     type: str
     default: ""
+  writable:
+    description:
+      - Also prove that the record can be written, and fail, naming the path, the system's error and what to do, when it cannot.
+        Run it before a change that M(fabric.infiniband.pending_action) is to record, so that a read-only or full state directory
+        stops the run before the change rather than leaving a change that nothing records.
+      - The proof leaves nothing behind, so it runs in check mode too. A temporary file is created, written and removed in the
+        record's directory; when that directory does not exist yet, a temporary directory is created and removed where it would be made.
+    type: bool
+    default: false
 seealso:
   - module: fabric.infiniband.pending_action
 """
@@ -41,6 +50,10 @@ EXAMPLES = r"""
 - name: Read what the node waits for
   fabric.infiniband.pending_info:
   register: __pending
+
+- name: Before changing the firmware, make sure the change can be recorded
+  fabric.infiniband.pending_info:
+    writable: true
 
 - name: Reboot when something waits for one (or for a power cycle, which also reboots)
   ansible.builtin.reboot:
@@ -123,6 +136,11 @@ boot:
   description: Identity of the current boot (C(/proc/sys/kernel/random/boot_id) and the start time of PID 1).
   returned: always
   type: str
+writable:
+  description: Whether the record can be written (the module fails when it cannot).
+  returned: when O(writable=true)
+  type: bool
+  sample: true
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -134,13 +152,21 @@ def argument_spec():
     return dict(
         path=dict(type="path", default=pending.DEFAULT_PATH),
         run_id=dict(type="str", default=""),
+        writable=dict(type="bool", default=False),
     )
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    result = pending.read(module, module.params["path"])
+    path = module.params["path"]
+    result = pending.read(module, path)
     facts = dict(infiniband_pending=dict(result, run_id=module.params["run_id"]), infiniband_pending_stale=False)
+    if module.params["writable"]:
+        reason = pending.check_writable(path)
+        if reason:
+            module.fail_json(msg=pending.unwritable_message(
+                path, reason, "A change that waits for a reboot must not be made on this node until it can be recorded."))
+        result["writable"] = True
     module.exit_json(changed=False, ansible_facts=facts, **result)
 
 
