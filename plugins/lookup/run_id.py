@@ -16,7 +16,15 @@ description:
     M(fabric.infiniband.pending_action) as their O(fabric.infiniband.hca_info#module:run_id) option, and use a fact those modules
     published only when P(fabric.infiniband.fact_current#filter) says it belongs to this run. A fact from an earlier run, for example from
     Ansible's fact cache, is read by fleet-wide checks but never decides a change.
-options: {}
+options:
+  _terms:
+    description:
+      - Nothing, for the run's identity. V(owner) instead returns who runs, the owner under which the collection's playbooks take the
+        nodes' run lock (M(fabric.infiniband.run_lock)), namely C(infiniband_run_owner) when set, in AWX V(AWX job template <name>), else
+        the controller's user and host name (V(alice@ctl01)).
+    type: list
+    elements: str
+    required: false
 notes:
   - The same run gives the same string in every task and worker; another run, even with the same process ID, gives another.
 """
@@ -25,6 +33,10 @@ EXAMPLES = r"""
 - name: Read the adapters, stamped with this run
   fabric.infiniband.hca_info:
     run_id: "{{ lookup('fabric.infiniband.run_id') }}"
+
+- name: Take the node's run lock under the name of who runs
+  fabric.infiniband.run_lock:
+    owner: "{{ lookup('fabric.infiniband.run_id', 'owner') }}"
 """
 
 RETURN = r"""
@@ -34,6 +46,7 @@ _raw:
   elements: str
 """
 
+from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state
@@ -41,4 +54,9 @@ from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_stat
 
 class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
-        return [node_state.run_id()]
+        if not terms:
+            return [node_state.run_id()]
+        if list(terms) == ["owner"]:
+            return [node_state.run_owner(dict((name, self._templar.template(variables[name])) for name in
+                                              ("infiniband_run_owner", "awx_job_template_name") if name in (variables or {})))]
+        raise AnsibleLookupError("fabric.infiniband.run_id takes no term, or the term owner; got %s" % ", ".join(map(str, terms)))

@@ -51,6 +51,14 @@ options:
       - The file holding that record, read with O(pending). An absent file is an empty record.
     type: path
     default: /var/lib/fabric-infiniband/pending.json
+  pending_writable:
+    description:
+      - With O(pending), also prove that the record can be written, as M(fabric.infiniband.pending_info) does with
+        O(fabric.infiniband.pending_info#module:writable=true), and fail naming the path, the system's error and what to do when it
+        cannot. C(playbooks/nodes.yml) reads the nodes this way before any change, so that a read-only or full state directory stops
+        the run before a change that nothing could record.
+    type: bool
+    default: false
   run_id:
     description:
       - The run this reading belongs to, stamped on the facts RV(ansible_facts.infiniband_hca) and RV(ansible_facts.infiniband_pending).
@@ -408,6 +416,7 @@ def argument_spec():
         devices=dict(type="list", elements="str"),
         pending=dict(type="bool", default=False),
         pending_path=dict(type="path", default=pending.DEFAULT_PATH),
+        pending_writable=dict(type="bool", default=False),
         run_id=dict(type="str", default=""),
     )
     return spec
@@ -526,7 +535,13 @@ class HcaInfo(object):
             (key, result[key]) for key in ("hcas", "firmware_tools", "kernel_lockdown", "rdma_system"))
         facts["infiniband_hca"].update(stamp)
         if self.module.params["pending"]:
-            result["pending"] = pending.read(self.module, self.module.params["pending_path"])
+            path = self.module.params["pending_path"]
+            result["pending"] = pending.read(self.module, path)
+            if self.module.params["pending_writable"]:
+                reason = pending.check_writable(path)
+                if reason:
+                    self.module.fail_json(msg=pending.unwritable_message(
+                        path, reason, "A change that waits for a reboot must not be made on this node until it can be recorded."))
             facts["infiniband_pending"] = dict(result["pending"], run_id=stamp["run_id"])
             facts["infiniband_pending_stale"] = False
         result["ansible_facts"] = facts

@@ -22,6 +22,7 @@ for the ansible-core release under test with a real ansible-playbook run.
 
 from __future__ import annotations
 
+import getpass
 import multiprocessing
 import os
 import socket
@@ -65,3 +66,19 @@ def reading(hca):
     read. A fact derived from one reading (infiniband_firmware) is valid only with that reading."""
     hca = hca if isinstance(hca, dict) else {}
     return "%s@%s" % (hca.get("boot"), hca.get("read_at"))
+
+
+def run_owner(variables=None):
+    """Who runs: the name a run takes the nodes' run lock under (module run_lock). ``infiniband_run_owner`` when the
+    inventory or -e sets it; in AWX the job template (its slices and repeated launches count as one); else the
+    controller's user and host, so that the same operator's next run renews a lock a failed run left."""
+    variables = variables or {}
+    if variables.get("infiniband_run_owner"):
+        return str(variables["infiniband_run_owner"])
+    if variables.get("awx_job_template_name"):
+        return "AWX job template %s" % variables["awx_job_template_name"]
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "uid%d" % os.getuid()
+    return "%s@%s" % (user, socket.gethostname())

@@ -64,6 +64,7 @@ def test_argument_spec_is_a_fresh_copy():
     assert spec == {"sysfs_root": {"type": "path", "default": "/sys"}, "devices": {"type": "list", "elements": "str"},
                     "pending": {"type": "bool", "default": False},
                     "pending_path": {"type": "path", "default": "/var/lib/fabric-infiniband/pending.json"},
+                    "pending_writable": {"type": "bool", "default": False},
                     "run_id": {"type": "str", "default": ""}}
     spec["sysfs_root"]["default"] = "/elsewhere"
     assert hca_info.argument_spec()["sysfs_root"]["default"] == "/sys"
@@ -154,3 +155,31 @@ def test_pending_damaged_record_fails_naming_it(mocker, capsys, make_sysfs, tmp_
     params = {"sysfs_root": make_sysfs({}), "pending": True, "pending_path": str(record)}
     result, dummy = run_module(mocker, capsys, params, {"rdma": "/usr/sbin/rdma"}, _rdma_call())
     assert result["failed"] and str(record) in result["msg"] and "Move it away" in result["msg"]
+
+
+def test_pending_writable_fails_before_any_change_where_the_record_cannot_be_written(mocker, capsys, make_sysfs, tmp_path):
+    """pending_writable: a file where the state directory should be (EEXIST/ENOTDIR for any user, root included)."""
+    blocker = tmp_path / "state"
+    blocker.write_text("not a directory")
+    params = {"sysfs_root": make_sysfs({}), "pending": True, "pending_writable": True,
+              "pending_path": str(blocker / "pending.json")}
+    result, dummy = run_module(mocker, capsys, params, {"rdma": "/usr/sbin/rdma"}, _rdma_call())
+    assert result["failed"] and "Cannot write the pending-action record %s" % (blocker / "pending.json") in result["msg"]
+    assert blocker.read_text() == "not a directory"
+
+
+def test_pending_writable_leaves_nothing_behind(mocker, capsys, make_sysfs, tmp_path):
+    params = {"sysfs_root": make_sysfs({}), "pending": True, "pending_writable": True,
+              "pending_path": str(tmp_path / "ok" / "pending.json")}
+    result, dummy = run_module(mocker, capsys, params, {"rdma": "/usr/sbin/rdma"}, _rdma_call())
+    assert not result.get("failed") and not (tmp_path / "ok").exists()
+
+
+def test_facts_are_stamped_with_the_run_and_the_reading(mocker, capsys, make_sysfs, tmp_path):
+    params = {"sysfs_root": make_sysfs({}), "pending": True, "pending_path": str(tmp_path / "none.json"), "run_id": "ctl:1:2"}
+    result, dummy = run_module(mocker, capsys, params, {"rdma": "/usr/sbin/rdma"}, _rdma_call())
+    facts = result["ansible_facts"]
+    assert facts["infiniband_hca"]["run_id"] == "ctl:1:2" and facts["infiniband_hca"]["hcas"] == []
+    assert isinstance(facts["infiniband_hca"]["read_at"], float) and facts["infiniband_hca"]["boot"]
+    assert facts["infiniband_pending"]["run_id"] == "ctl:1:2" and facts["infiniband_pending"]["entries"] == {}
+    assert facts["infiniband_hca_stale"] is False and facts["infiniband_pending_stale"] is False

@@ -136,3 +136,11 @@ def test_pending_may_hold(monkeypatch, fact, stale, expected):
 
     monkeypatch.setattr(node_state, "run_id", lambda: RUN)
     assert pending_may_hold(fact, "link_type", stale) is expected
+
+
+def test_run_owner():
+    assert node_state.run_owner({"infiniband_run_owner": "team-a"}) == "team-a"
+    assert node_state.run_owner({"awx_job_template_name": "Prepare InfiniBand nodes (sliced)"}) == \
+        "AWX job template Prepare InfiniBand nodes (sliced)"
+    user, host = node_state.run_owner({}).split("@")
+    assert user and host
