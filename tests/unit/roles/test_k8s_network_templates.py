@@ -62,7 +62,7 @@ def test_every_object_has_kind_name_and_the_label():
         ("ServiceAccount", "multus"), ("ClusterRole", "multus"), ("ClusterRoleBinding", "multus"),
         ("ConfigMap", "multus-daemon-config"), ("DaemonSet", "kube-multus-ds"),
         ("ServiceAccount", "whereabouts"), ("ClusterRole", "whereabouts-cni"), ("ClusterRoleBinding", "whereabouts"),
-        ("DaemonSet", "whereabouts"), ("Deployment", "whereabouts-reconciler"),
+        ("ConfigMap", "whereabouts-config"), ("DaemonSet", "whereabouts"), ("Deployment", "whereabouts-reconciler"),
         ("DaemonSet", "kube-ipoib-cni-ds"), ("DaemonSet", "kube-ib-sriov-cni-ds"),
         ("ServiceAccount", "sriov-device-plugin"), ("ConfigMap", "sriovdp-config"), ("DaemonSet", "kube-sriov-device-plugin"),
     ]
