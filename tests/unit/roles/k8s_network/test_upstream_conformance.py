@@ -121,9 +121,9 @@ def _pod(obj):
 
 def _container(obj, name):
     pod = _pod(obj)
-    found = [c for c in pod.get("initContainers", []) + pod["containers"] if c["name"] == name]
-    assert len(found) == 1, "%s: no container %s (has %s)" % (obj["metadata"]["name"], name,
-                                                               [c["name"] for c in pod.get("initContainers", []) + pod["containers"]])
+    containers = pod.get("initContainers", []) + pod["containers"]
+    found = [c for c in containers if c["name"] == name]
+    assert len(found) == 1, "%s: no container %s (has %s)" % (obj["metadata"]["name"], name, [c["name"] for c in containers])
     return found[0]
 
 
