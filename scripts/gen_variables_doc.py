@@ -96,6 +96,18 @@ PLAYBOOK_VARIABLES = [
      "Fail a node whose entries were recorded before its current boot (the boot did not apply them: the boot-loop "
      "guard). ``site.yml`` and ``nodes.yml`` set ``false``: their roles after the reboot play check those changes "
      "again, and ``site.yml``'s last play fails the nodes where they are still not applied."),
+    ("infiniband_run_owner", "str", None,
+     "Who runs, the name under which ``nodes.yml`` (and ``reboot.yml`` run alone) takes each node's run lock "
+     "(``fabric.infiniband.run_lock``). Unset: in AWX ``AWX job template <name>``, else the controller's user and host "
+     "(``alice@ctl01``). A run of the same owner renews a lock left by a failed run; another owner is refused."),
+    ("infiniband_break_lock", "bool", False,
+     "Take a node's run lock even though another owner holds it: only when no other run is in progress (a run that "
+     "failed, was killed or lost its connection leaves its lock)."),
+    ("infiniband_run_lock_max_age", "int", 21600,
+     "Seconds after its last renewal when a run lock counts as stale and is taken over with a warning (0: never)."),
+    ("infiniband_reboot_run_lock", "bool", True,
+     "Whether ``reboot.yml`` takes and releases the run lock itself. ``nodes.yml`` sets ``false`` when it imports it, "
+     "since it holds the lock for the whole node preparation."),
     ("infiniband_reboot_pending", "dict", {},
      "A reading of the nodes' pending-action record (the result of ``fabric.infiniband.pending_info``, or the "
      "``pending`` of an ``hca_info`` reading) that ``reboot.yml`` takes instead of reading the record again. "

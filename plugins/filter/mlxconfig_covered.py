@@ -13,8 +13,10 @@ description:
   - Takes a role's cards (each with C(device) and C(params)) and the fact C(infiniband_firmware) (P(fabric.infiniband.mlxconfig_state#filter)).
     A card is covered when the fact belongs to the current run and holds the same value for every one of the card's parameters. An
     earlier role of the run wrote them (or found them) in its own C(set), so querying the card again would only cost time.
-  - Returns V({covered, todo}). C(covered) has one entry per covered card, shaped like a registered loop result of
+  - Returns V({covered, todo, power_cycle_devices}). C(covered) has one entry per covered card, shaped like a registered loop result of
     M(fabric.infiniband.mlxconfig) (C(item), C(reboot_required), C(power_cycle_required)), C(todo) the other cards, for the module.
+    C(power_cycle_devices) names the cards whose C(set) in this run said that only a power cycle loads it, which a later query of
+    the card (of a card in C(todo)) cannot tell.
 options:
   _input:
     description: The cards, each a dict with C(device) and C(params).
@@ -42,7 +44,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: V({covered, todo}).
+  description: V({covered, todo, power_cycle_devices}).
   type: dict
 """
 
@@ -68,7 +70,8 @@ def mlxconfig_covered(cards, fact=None, hca=None):
             })
         else:
             todo.append(card)
-    return {"covered": covered, "todo": todo}
+    power = sorted(device for device, known in devices.items() if (known or {}).get("power_cycle_required"))
+    return {"covered": covered, "todo": todo, "power_cycle_devices": power}
 
 
 class FilterModule:

@@ -26,6 +26,12 @@ options:
     description: The fact before, or nothing.
     type: raw
     default: null
+  others:
+    description:
+      - The other roles' parameters per card that the loop added to each card's C(set) (P(fabric.infiniband.firmware_others#filter)),
+        so that the fact names every parameter the card was given; the loop's C(item.params) holds the role's own.
+    type: dict
+    default: {}
   hca:
     description:
       - The fact C(infiniband_hca) this run planned from. The firmware fact names the reading it was made with; a later reading (after
@@ -37,7 +43,7 @@ EXAMPLES = r"""
 - name: Publish what the firmware loop wrote and read
   ansible.builtin.set_fact:
     infiniband_firmware: >-
-      {{ __fw | fabric.infiniband.mlxconfig_state(infiniband_firmware | default(none), hca=ansible_facts.infiniband_hca) }}
+      {{ __fw | fabric.infiniband.mlxconfig_state(infiniband_firmware | default(none), hca=ansible_facts.infiniband_hca, others=__others) }}
 """
 
 RETURN = r"""
@@ -50,7 +56,7 @@ _value:
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state
 
 
-def mlxconfig_state(results, previous=None, hca=None):
+def mlxconfig_state(results, previous=None, hca=None, others=None):
     if isinstance(results, dict):
         results = results.get("results") or []
     same = node_state.is_current(previous) and previous.get("hca_read") == node_state.reading(hca)
@@ -59,10 +65,12 @@ def mlxconfig_state(results, previous=None, hca=None):
         if not isinstance(result, dict) or result.get("skipped") or result.get("failed"):
             continue
         item = result.get("item") or {}
-        asked = ((result.get("invocation") or {}).get("module_args") or {}).get("params") or item.get("params") or {}
         device = item.get("device") or result.get("device")
         if not device:
             continue
+        # what the set was given: the role's own parameters and the other roles' for the same card, as the task merged them
+        asked = dict(item.get("params") or {})
+        asked.update((others or {}).get(device) or {})
         reported = dict((str(name).upper(), info) for name, info in (result.get("params") or {}).items())
         params = {}
         for name, value in asked.items():
@@ -71,7 +79,9 @@ def mlxconfig_state(results, previous=None, hca=None):
                 "requested": str(value),
                 "reboot_required": bool(info.get("reboot_required", result.get("reboot_required"))),
             }
-        devices[str(device)] = {"params": params, "power_cycle_required": bool(result.get("power_cycle_required"))}
+        # A power cycle asked by any set of this reading stays asked: a later query of the same card cannot tell.
+        power = bool(result.get("power_cycle_required")) or bool((devices.get(str(device)) or {}).get("power_cycle_required"))
+        devices[str(device)] = {"params": params, "power_cycle_required": power}
     return {"run_id": node_state.run_id(), "hca_read": node_state.reading(hca), "devices": devices}
 
 

@@ -53,8 +53,8 @@ def test_others_leaves_the_asking_role_out():
     assert firmware_others(None, "link_type") == {}
 
 
-def _result(device, asked, reported, power=False, **extra):
-    result = {"item": {"device": device, "params": {"LINK_TYPE_P1": "IB"}}, "invocation": {"module_args": {"params": asked}},
+def _result(device, own, reported, power=False, **extra):
+    result = {"item": {"device": device, "params": own},
               "params": reported, "reboot_required": any(i.get("reboot_required") for i in reported.values()),
               "power_cycle_required": power}
     result.update(extra)
@@ -62,12 +62,12 @@ def _result(device, asked, reported, power=False, **extra):
 
 
 def test_state_records_what_the_set_was_given_and_what_waits():
-    asked = {"LINK_TYPE_P1": "IB", "SRIOV_EN": "True", "NUM_OF_VFS": 8}
     reported = {"LINK_TYPE_P1": {"reboot_required": False}, "SRIOV_EN": {"reboot_required": True},
                 "NUM_OF_VFS": {"reboot_required": True}}
-    fact = mlxconfig_state({"results": [_result(CARD, asked, reported, power=True),
+    fact = mlxconfig_state({"results": [_result(CARD, {"LINK_TYPE_P1": "IB"}, reported, power=True),
                                          {"skipped": True, "item": {"device": "0000:86:00.0"}},
-                                         {"failed": True, "item": {"device": "0000:c1:00.0"}}]})
+                                         {"failed": True, "item": {"device": "0000:c1:00.0"}}]},
+                           others={CARD: {"SRIOV_EN": "True", "NUM_OF_VFS": 8}, "0000:99:00.0": {"X": 1}})
     assert fact["run_id"] == RUN and list(fact["devices"]) == [CARD]
     assert fact["devices"][CARD] == {"power_cycle_required": True, "params": {
         "LINK_TYPE_P1": {"requested": "IB", "reboot_required": False},
@@ -81,18 +81,20 @@ def test_state_records_what_the_set_was_given_and_what_waits():
 
 
 def test_covered_only_when_this_run_asked_the_same_values():
-    fact = mlxconfig_state([_result(CARD, {"LINK_TYPE_P1": "IB", "SRIOV_EN": "True", "NUM_OF_VFS": 8},
-                                    {"SRIOV_EN": {"reboot_required": True}, "NUM_OF_VFS": {"reboot_required": True}}, power=True)])
+    fact = mlxconfig_state([_result(CARD, {"LINK_TYPE_P1": "IB"},
+                                    {"SRIOV_EN": {"reboot_required": True}, "NUM_OF_VFS": {"reboot_required": True}}, power=True)],
+                           others={CARD: SRIOV})
     card = {"device": CARD, "card": "0000:3b:00", "params": SRIOV}
     split = mlxconfig_covered([card], fact)
     assert split["todo"] == []
     assert split["covered"] == [{"item": card, "changed": False, "reboot_required": True, "power_cycle_required": True,
                                  "from_fact": True}]
+    assert split["power_cycle_devices"] == [CARD]
     # another value, another card, another run, no fact: the card is asked
     assert mlxconfig_covered([dict(card, params={"SRIOV_EN": "True", "NUM_OF_VFS": 16})], fact)["todo"]
     assert mlxconfig_covered([dict(card, device="0000:86:00.0")], fact)["todo"]
     assert mlxconfig_covered([card], dict(fact, run_id="ctl:1:1"))["todo"] == [card]
-    assert mlxconfig_covered([card], None) == {"covered": [], "todo": [card]}
+    assert mlxconfig_covered([card], None) == {"covered": [], "todo": [card], "power_cycle_devices": []}
     # a forgotten fact (node_reboot sets it to {} after a boot)
     assert mlxconfig_covered([card], {})["todo"] == [card]
 
@@ -113,3 +115,12 @@ def test_a_new_reading_of_the_adapters_makes_the_fact_cover_nothing():
     assert mlxconfig_covered([card], fact, hca={"boot": "b1:1", "read_at": 150.0})["todo"] == [card]
     # and a state built on another reading starts afresh
     assert mlxconfig_state([], previous=fact, hca={"boot": "b2:1", "read_at": 200.0})["devices"] == {}
+
+
+def test_a_power_cycle_asked_by_the_set_stays_asked_when_the_card_is_queried_again():
+    """link_type's set said 'power cycle'; a later query of the same card in the same reading cannot tell it again."""
+    first = mlxconfig_state([_result(CARD, {"LINK_TYPE_P1": "IB"}, {"LINK_TYPE_P1": {"reboot_required": True}}, power=True)])
+    again = mlxconfig_state([_result(CARD, {"LINK_TYPE_P1": "IB"}, {"LINK_TYPE_P1": {"reboot_required": True}})], previous=first)
+    assert again["devices"][CARD]["power_cycle_required"] is True
+    split = mlxconfig_covered([{"device": CARD, "params": {"NUM_OF_VFS": 20}}], again)
+    assert split["todo"] and split["power_cycle_devices"] == [CARD]
