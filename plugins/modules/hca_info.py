@@ -20,7 +20,7 @@ description:
     read them in one module run.
   - Never changes anything. Runs C(rdma -j system show) at most once, and only when C(rdma) is installed.
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 requirements:
   - Linux with sysfs
   - Optional, C(rdma) from iproute2 5.3 or later. Without it, or with an older one, the RDMA network namespace mode is read from

@@ -19,7 +19,7 @@ description:
     and 4.36 or later), including tables whose blanks were squeezed or indented.
   - Never changes anything.
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 extends_documentation_fragment:
   - fabric.infiniband.attributes
   - fabric.infiniband.attributes.info_module
