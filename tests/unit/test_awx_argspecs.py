@@ -120,14 +120,15 @@ def test_task_arguments_match_the_module_spec(task):
             names[alias] = option
     errors = []
     for item, args in _render(task):
+        where = "%s (item %s)" % (module, item["name"]) if isinstance(item, dict) and "name" in item else module
         unknown = sorted(set(args) - set(names))
-        errors += ["%s: unknown option %s" % (module, o) for o in unknown]
+        errors += ["%s: unknown option %s" % (where, o) for o in unknown]
         given = {names[o] for o in args if o in names}
-        errors += ["%s: required option %s missing" % (module, o) for o, s in spec.items()
+        errors += ["%s: required option %s missing" % (where, o) for o, s in spec.items()
                    if s.get("required") and o not in given]
         for option, value in args.items():
             if option in names:
-                errors += _check_value(module, option, spec[names[option]], value)
+                errors += _check_value(where, option, spec[names[option]], value)
     assert not errors, "\n".join(errors)
 
 
