@@ -136,7 +136,7 @@ header "galaxy: galaxy-importer (Galaxy's import checks)"
 # Galaxy's defaults, stated: ansible-doc and ansible-lint on, ansible-test off. The importer writes
 # importer_result.json into its working directory. It gives ansible-lint 180 s and logs an ERROR
 # past that; on this project's shared 2-core machines a loaded run can take longer, so the limit
-# is raised to GALAXY_LINT_TIMEOUT (600 s) here and ansible-lint's own time is printed: Galaxy's
+# is raised to GALAXY_LINT_TIMEOUT (900 s) here and ansible-lint's own time is printed: Galaxy's
 # limit still applies on Galaxy.
 log="${OUT}/importer.log"
 (
@@ -144,7 +144,7 @@ log="${OUT}/importer.log"
     env -u ANSIBLE_COLLECTIONS_PATH GALAXY_IMPORTER_TMP_ROOT_DIR="${OUT}/tmp" \
         GALAXY_IMPORTER_RUN_ANSIBLE_DOC=true GALAXY_IMPORTER_RUN_ANSIBLE_LINT=true \
         GALAXY_IMPORTER_OFFLINE_ANSIBLE_LINT=true GALAXY_IMPORTER_RUN_ANSIBLE_TEST=false \
-        GALAXY_IMPORTER_CHECK_CHANGELOG=true LINT_TIMEOUT="${GALAXY_LINT_TIMEOUT:-600}" \
+        GALAXY_IMPORTER_CHECK_CHANGELOG=true LINT_TIMEOUT="${GALAXY_LINT_TIMEOUT:-900}" \
         "${VENV}/bin/python" - "${artifact}" <<'EOF'
 import os
 import subprocess
