@@ -37,7 +37,7 @@ run_step() {
         units) scripts/units.sh ;;
         changelog) scripts/changelog.sh ;;
         argspecs) "${VENV}/bin/python" scripts/check_argument_specs.py ;;
-        # The artifact as Galaxy and an EE build see it (about 5 min).
+        # The artifact as Galaxy and an EE build see it (9-17 min on the shared 2-core machine).
         galaxy) scripts/galaxy.sh ;;
         molecule) scripts/molecule.sh ;;
         # The demo lab from fresh nodes to verified (resets it; tests/lab/).
