@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.collections
 export PATH := $(VENV)/bin:$(PATH)
 
-.PHONY: help deps demo lab-down test lab-test test-vm lint sanity units changelog argspecs molecule build clean distclean bench
+.PHONY: help deps demo lab-down test lab-test test-vm lint sanity units changelog argspecs galaxy molecule build clean distclean bench
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -33,7 +33,7 @@ demo: deps ## Start the simulated lab and run playbooks/site.yml against it, reb
 lab-down: ## Stop and remove the simulated lab
 	$(if $(wildcard $(PY)),$(PY),python3) lab/labctl.py down
 
-test: ## Everything CI runs: deps, lint, sanity, units, changelog, argspecs, molecule, lab, molecule-vm
+test: ## Everything CI runs: deps, lint, sanity, units, changelog, argspecs, galaxy, molecule, lab, molecule-vm
 	@scripts/test.sh
 
 lint: deps ## ruff, yamllint, ansible-lint
@@ -51,6 +51,9 @@ changelog: deps ## antsibull-changelog lint
 argspecs: deps ## roles/*/defaults/main.yml and meta/argument_specs.yml name the same variables
 	@$(PY) scripts/check_argument_specs.py
 
+galaxy: deps ## The built artifact: galaxy-importer, ansible-builder introspect and create, antsibull-docs lint
+	@scripts/galaxy.sh
+
 molecule: deps ## molecule test for every scenario not ending in _vm
 	@scripts/molecule.sh
 
@@ -67,7 +70,7 @@ build: deps ## Build the collection artifact into .cache/build/
 	$(VENV)/bin/ansible-galaxy collection build --force --output-path .cache/build
 
 clean: ## Remove test output and caches made in the checkout (keeps .venv, .collections)
-	rm -rf .cache/sanity .cache/build .cache/logs tests/output .pytest_cache .ruff_cache
+	rm -rf .cache/sanity .cache/build .cache/galaxy .cache/logs tests/output .pytest_cache .ruff_cache
 
 distclean: clean ## Also remove .venv, .collections, the stamps and .cache/lab (run lab-down first)
 	rm -rf .venv .collections .cache .ansible

@@ -17,13 +17,16 @@ description:
     imports them again (about 0.1 s of CPU each on the lab's controller, which is most of what a skipped task costs).
   - This callback loads them once in C(ansible-playbook), when the playbook starts, so that every worker inherits them.
     It prints nothing and changes no result; with it off, the same playbooks give the same results, only more slowly.
-  - The collection's C(ansible.cfg) enables it (C(callbacks_enabled)). A site with its own configuration adds
-    C(fabric.infiniband.preload) to its C(callbacks_enabled) (for AWX, in the project's C(ansible.cfg)).
+  - It is off until you enable it. Add C(fabric.infiniband.preload) to C(callbacks_enabled) in the C([defaults]) section of the
+    C(ansible.cfg) your playbooks run with, or set E(ANSIBLE_CALLBACKS_ENABLED=fabric.infiniband.preload) (which replaces that
+    list). In AWX, put the line in the C(ansible.cfg) at the root of the project.
+  - The C(ansible.cfg) of this collection's source repository enables it for the repository's own playbooks and tests; that file
+    is not part of the installed collection.
   - Should loading fail (another version of ansible-core, a broken plugin), it says so at C(-vvv) and does nothing else.
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 requirements:
-  - Enabled in C(callbacks_enabled).
+  - Listed in C(callbacks_enabled) (see above).
 """
 
 from ansible.plugins.callback import CallbackBase

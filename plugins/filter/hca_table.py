@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: hca_table
 short_description: Render the results of M(fabric.infiniband.hca_info) of several hosts as a text table
 version_added: 0.1.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes a mapping of host name to the registered result of M(fabric.infiniband.hca_info) and returns a table with one row
     per port (and per PCI function without ports), followed by one line per host with its firmware tools, kernel lockdown

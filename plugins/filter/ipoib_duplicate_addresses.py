@@ -8,9 +8,9 @@ DOCUMENTATION = r"""
 name: ipoib_duplicate_addresses
 short_description: The IPoIB addresses that more than one interface of the play uses
 version_added: 0.1.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
-  - Takes a dict of host name to the plan of M(fabric.infiniband.ipoib_plan#filter) and returns one line per address given to
+  - Takes a dict of host name to the plan of P(fabric.infiniband.ipoib_plan#filter) and returns one line per address given to
     more than one interface (on one host or on several), naming each C(host/interface).
   - Addresses are compared without their prefix length, so C(10.10.0.5/24) and C(10.10.0.5/16) are the same address.
 options:

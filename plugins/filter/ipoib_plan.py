@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: ipoib_plan
 short_description: Resolve and check the IPoIB interfaces and PKey children of a host
 version_added: 0.1.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes the result of M(fabric.infiniband.hca_info) and the P(fabric.infiniband.ipoib#role) role's C(ipoib_config), and
     returns one entry per selected InfiniBand port with its kernel netdev, MTU, mode, addresses and PKey children.

@@ -8,9 +8,9 @@ DOCUMENTATION = r"""
 name: k8s_network_nads
 short_description: Check the RDMA networks of the inventory and make their NetworkAttachmentDefinitions
 version_added: 0.1.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
-  - Takes the list of networks of the role M(fabric.infiniband.k8s_network#role) (C(k8s_network_networks)) and returns one
+  - Takes the list of networks of the role P(fabric.infiniband.k8s_network#role) (C(k8s_network_networks)) and returns one
     C(k8s.cni.cncf.io/v1) NetworkAttachmentDefinition per network, C(ipoib) or C(ib-sriov), each with whereabouts IPAM.
   - Fails, naming the network and the key, on anything that cannot work, before anything is sent to the cluster. Addresses
     are checked with netaddr. V(range) must be a network in CIDR form (no host bits); V(gateway), V(range_start),

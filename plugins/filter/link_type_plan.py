@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: link_type_plan
 short_description: Decide the firmware link type of every port of every adapter of a host
 version_added: 0.1.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes the result of M(fabric.infiniband.hca_info) and returns one entry per card (a card is the PCI functions that share
     a bus and slot, one function per port) with the C(LINK_TYPE_Pn) firmware parameters to set through its first function.

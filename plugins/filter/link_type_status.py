@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: link_type_status
 short_description: Judge the firmware link types of a host after M(fabric.infiniband.mlxconfig) ran over a link type plan
 version_added: 0.1.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes the registered loop of M(fabric.infiniband.mlxconfig) over the entries of P(fabric.infiniband.link_type_plan#filter)
     and the result of M(fabric.infiniband.hca_info), and says which cards run the desired link types, which wait for a reboot,

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: opensm_log_check
 short_description: What OpenSM logged since a reload or restart
 version_added: 0.1.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Reads a part of OpenSM's log (its default format) and returns the subnet manager states it entered, whether a sweep
     completed (C(SUBNET UP)), and the lines that say the partition configuration was not applied as written (parse

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: opensm_partition_hosts
 short_description: Validate OpenSM partitions from inventory and list the hosts their members name
 version_added: 0.1.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Checks C(opensm_partitions) and C(opensm_default_partition) as the filter C(fabric.infiniband.opensm_partitions) does,
     without the port GUIDs, and returns the inventory hosts (sorted) whose port GUIDs the members need, directly or

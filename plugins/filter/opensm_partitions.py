@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: opensm_partitions
 short_description: Validate OpenSM partitions from inventory and write them as partitions.conf
 version_added: 0.1.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes the list of partitions of the opensm role (C(opensm_partitions)) and returns the content of OpenSM's
     C(partitions.conf), with the Default partition (P_Key 0x7fff) always first.

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: opensm_port_guids
 short_description: The port GUIDs of a host's InfiniBand ports, from hca_info
 version_added: 0.1.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes the result of M(fabric.infiniband.hca_info) and returns the port GUIDs (C(0x) and 16 hex digits) of the ports
     whose link layer is InfiniBand, on physical functions only, in the module's order (PCI order, then port number).

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: sriov_duplicate_guids
 short_description: Find VF GUIDs that more than one host would use
 version_added: 0.1.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes a mapping of host name to the list of its VF GUIDs (the C(guids) of P(fabric.infiniband.sriov_plan#filter)) and
     returns one message per GUID that two or more hosts share, for the P(fabric.infiniband.sriov#role) role's check across

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: sriov_plan
 short_description: Decide the VFs, VF GUIDs and SR-IOV firmware settings of a host
 version_added: 0.1.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes the result of M(fabric.infiniband.hca_info) and the P(fabric.infiniband.sriov#role) role's C(sriov_pfs), and returns
     what the role writes, per PF (VF count, GUIDs, link state) and per card (the firmware's C(SRIOV_EN) and C(NUM_OF_VFS)).

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: verify_checks
 short_description: Check every node of a fabric against what the inventory asks
 version_added: 0.1.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes, per host, what M(fabric.infiniband.hca_info) and M(fabric.infiniband.pending_info) read on the node and what the
     inventory asks of it, and returns one verdict per check and per node, plus the fabric topology with the nodes mapped onto it.

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: verify_report
 short_description: Render the fabric report as a text table or as one self-contained HTML page
 version_added: 0.1.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes the result of the filter C(fabric.infiniband.verify_checks) and renders it.
   - V(text) is one row per node and one column per check category (V(ok), V(FAIL), V(WAITING) when the check waits for the

@@ -23,7 +23,7 @@ description:
     C([Install]) section).
   - Never starts, stops or restarts the unit. It runs at the next boot; what it does, the caller does now if it is needed now.
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 requirements:
   - systemd (C(systemctl)).
 extends_documentation_fragment:

@@ -16,7 +16,7 @@ description:
   - Never changes anything. ibnetdiscover only sends subnet management queries; it needs read access to C(/dev/infiniband/umad*)
     (root) and an InfiniBand port that is at least physically up.
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 requirements:
   - C(ibnetdiscover) from infiniband-diags (rdma-core) on the target
 extends_documentation_fragment:

@@ -27,7 +27,7 @@ description:
     level is not supported or when a function of the card has SR-IOV VFs. It also fails on a BlueField, and when the tool
     cannot open the device (for example under kernel lockdown). The failure message names the device and what to do.
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 extends_documentation_fragment:
   - fabric.infiniband.attributes
   - fabric.infiniband.sysfs

@@ -22,7 +22,7 @@ description:
     P(fabric.infiniband.gpudirect#role) role can make the change, the variable that allows it.
   - Never changes anything. Runs C(modinfo -n nvidia-peermem) once, when C(modinfo) is installed.
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 requirements:
   - Linux with sysfs. Run as root; without root the kernel shows only the first 64 bytes of a bridge's config space and ACS is
     reported as unknown (V(null)).

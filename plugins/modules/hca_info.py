@@ -22,7 +22,7 @@ description:
     roles that run later in the same run and for fleet-wide checks in later runs (Ansible's fact cache).
   - Never changes anything. Runs C(rdma -j system show) at most once, and only when C(rdma) is installed.
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 requirements:
   - Linux with sysfs
   - Optional, C(rdma) from iproute2 5.3 or later. Without it, or with an older one, the RDMA network namespace mode is read from

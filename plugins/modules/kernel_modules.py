@@ -29,7 +29,7 @@ description:
   - Never unloads a module, and never reloads one whose parameters changed; the new parameters apply when it loads next (at the next
     boot, or from an initramfs generated again).
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 requirements:
   - C(modprobe) (kmod) when a module of O(names) has to be loaded.
 extends_documentation_fragment:

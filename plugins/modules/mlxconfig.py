@@ -21,7 +21,7 @@ description:
   - Fails before any write, naming the device and the parameter, when the device cannot be opened (also under kernel lockdown),
     is a BlueField in DPU mode, or when a parameter is unknown, not supported by the device, read-only, or given a value it cannot take.
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 extends_documentation_fragment:
   - fabric.infiniband.attributes
   - fabric.infiniband.mlxconfig_tool

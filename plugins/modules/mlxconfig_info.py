@@ -20,7 +20,7 @@ description:
     header of the releases before 2018 (up to 4.8), which print C(PCI device:) where later ones print C(Device:).
   - Never changes anything.
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 extends_documentation_fragment:
   - fabric.infiniband.attributes
   - fabric.infiniband.attributes.info_module

@@ -22,7 +22,7 @@ description:
     M(ansible.builtin.setup) followed by M(ansible.builtin.command).
   - Never changes anything.
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 requirements:
   - C(dpkg-query) (dpkg) on the Debian family, C(rpm) on the RedHat and Suse families, when O(packages) names a package.
 extends_documentation_fragment:

@@ -14,7 +14,7 @@ description:
   - Roles of this collection never reboot, reset firmware or power-cycle a node on their own. When a change they made takes effect only
     after one of those, they record it with this module, and the reboot orchestration acts once for everything that is pending.
   - The record is one JSON file on the node. Each entry keeps the time and the boot it was first recorded in, even when it is recorded
-    again, so that after a reboot RV(entries[].booted_since) tells that the node has booted since and the change is still not live.
+    again, so that after a reboot RV(entries.booted_since) tells that the node has booted since and the change is still not live.
   - An entry's action is never weakened while the entry exists (a pending power cycle stays one when a later run asks for a reboot).
     When the action becomes stronger, its time and boot start again, since the stronger action has not been tried yet.
   - Remove the entry (O(state=absent)) once its change is live.
@@ -25,7 +25,7 @@ description:
     O(fabric.infiniband.pending_info#module:writable=true) first.
   - In check mode, when the record would change, the module checks that it could be written (a temporary file, removed at once).
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 extends_documentation_fragment:
   - fabric.infiniband.attributes
 attributes:

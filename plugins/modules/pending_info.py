@@ -13,11 +13,11 @@ version_added: 0.1.0
 description:
   - Reads the record that the roles of this collection keep on a node with M(fabric.infiniband.pending_action), and tells the reboot
     orchestration what to do about it. Changes nothing.
-  - An entry recorded before the current boot (RV(entries[].booted_since)) has already had its reboot or power cycle. It is never a reason
+  - An entry recorded before the current boot (RV(entries.booted_since)) has already had its reboot or power cycle. It is never a reason
     to act again (the boot-loop guard), so RV(next_action) only counts the other entries, and RV(tried) names these.
   - Publishes the reading as the fact RV(ansible_facts.infiniband_pending).
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 extends_documentation_fragment:
   - fabric.infiniband.attributes
   - fabric.infiniband.attributes.info_module
@@ -99,7 +99,7 @@ action:
   sample: reboot
 next_action:
   description:
-    - The strongest action over the entries that have not been tried yet (RV(entries[].booted_since) false), V(null) when there are none.
+    - The strongest action over the entries that have not been tried yet (RV(entries.booted_since) false), V(null) when there are none.
       This is what the node should get; a power cycle covers a reboot, a reboot covers a firmware reset.
   returned: always
   type: str

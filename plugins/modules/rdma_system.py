@@ -24,7 +24,7 @@ description:
     a copy of it); the P(fabric.infiniband.rdma_netns#role) role does that, and tells this module through O(persistent_in_place).
   - Never reboots. To read the mode without changing it, use M(fabric.infiniband.hca_info) (RV(fabric.infiniband.hca_info#module:rdma_system)).
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 requirements:
   - Linux 5.3 or later with C(ib_core) loaded.
   - C(rdma) from iproute2 5.3 or later, to change the mode at run time. Without it the mode is only read, from sysfs.

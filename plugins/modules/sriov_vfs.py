@@ -23,7 +23,7 @@ description:
   - Never touches the firmware (see M(fabric.infiniband.mlxconfig)) and never reboots. VFs do not survive a reboot; the
     P(fabric.infiniband.sriov#role) role installs a boot-time unit that makes them again.
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 requirements:
   - Linux with the PF's driver loaded (mlx5_core) and SR-IOV enabled in the firmware (C(SRIOV_EN)).
   - C(ip) from iproute2 4.13 or later to set GUIDs with the upstream driver.

@@ -5,9 +5,10 @@
 
 """awx/: the job templates, their surveys and the credential types, as AWX would take them.
 
-awx/load.yml needs an AWX and the awx.awx collection, so it is only linted; these tests check the
-data it sends: playbooks that exist in the project, inventory directories that exist, credential
-types that are AWX's own or defined in awx/credential_types.yml, survey specs in AWX's shape
+awx/load.yml needs an AWX and the awx.awx collection, so it never runs here; test_awx_argspecs.py
+checks its calls against awx.awx's argument specs, and these tests check the data it sends:
+playbooks that exist in the project, inventory directories that exist, credential types that are
+AWX's own or defined in awx/credential_types.yml, survey specs in AWX's shape
 (https://docs.ansible.com/automation-controller/latest/html/userguide/job_templates.html#surveys)
 and no secret anywhere a survey could show it.
 """
