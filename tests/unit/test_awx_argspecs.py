@@ -105,7 +105,7 @@ def test_fixture_names_its_source():
 def test_load_calls_only_modules_of_the_fixture():
     modules = [_module(t) for t in AWX_TASKS]
     assert modules == ["credential_type", "execution_environment", "project", "inventory", "inventory_source",
-                       "job_template"]
+                       "job_template", "workflow_job_template", "workflow_job_template_node", "workflow_job_template_node"]
     assert set(modules) <= set(SPECS["modules"])
 
 
