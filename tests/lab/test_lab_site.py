@@ -36,14 +36,6 @@ EXPECTED = {
 NODE_FILES = ("/etc", "/usr/local", "/var/lib/fabric-infiniband")
 
 
-@pytest.fixture(scope="module")
-def fresh_lab():
-    """A lab whose nodes never saw a playbook: `labctl reset` forgets their state, `up` starts them again."""
-    lab.labctl("reset")
-    lab.labctl("up")
-    yield
-    lab.labctl("down")
-
 
 def _node_files(node):
     present = [p for p in NODE_FILES if lab.run(["podman", "exec", "fabric-lab-" + node, "test", "-e", p], echo=False).returncode == 0]

@@ -22,13 +22,6 @@ from test_lab_site import EXPECTED, _private_data_dir
 SLICES = (("node01", "node02"), ("node03",))
 
 
-@pytest.fixture(scope="module")
-def fresh_lab():
-    lab.labctl("reset")
-    lab.labctl("up")
-    yield
-    lab.labctl("down")
-
 
 @pytest.fixture(scope="module")
 def job_root(tmp_path_factory):
