@@ -36,7 +36,6 @@ EXPECTED = {
 NODE_FILES = ("/etc", "/usr/local", "/var/lib/fabric-infiniband")
 
 
-
 def _node_files(node):
     present = [p for p in NODE_FILES if lab.run(["podman", "exec", "fabric-lab-" + node, "test", "-e", p], echo=False).returncode == 0]
     return lab.files(node, *present)

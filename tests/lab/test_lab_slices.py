@@ -22,7 +22,6 @@ from test_lab_site import EXPECTED, _private_data_dir
 SLICES = (("node01", "node02"), ("node03",))
 
 
-
 @pytest.fixture(scope="module")
 def job_root(tmp_path_factory):
     """One private data directory for every job of the workflow, and the fact cache the jobs share."""
