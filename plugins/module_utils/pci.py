@@ -23,6 +23,7 @@ Nothing else in ``plugins/`` parses a PCI address (a unit test checks it).
 
 from __future__ import annotations
 
+import math
 import re
 from collections import namedtuple
 
@@ -134,7 +135,7 @@ def base60_text(value):
             return None
         value = float(text) if "." in text else int(text)
     if isinstance(value, float):
-        if value < 0 or value != value or value in (float("inf"),):
+        if value < 0 or math.isnan(value) or math.isinf(value):
             return None
         whole = int(value)
         fraction = round((value - whole) * 10, 6)

@@ -106,7 +106,7 @@ def test_yaml_number_is_refused_even_where_the_function_may_be_left_out(value):
         pci.require(value, "link_type_adapters[0].pci_address", "optional")
 
 
-@pytest.mark.parametrize("value", [-60.0, 60.9, 1.23, "mlx5_0", "3b:00.0", None, True, 50])
+@pytest.mark.parametrize("value", [-60.0, 60.9, 1.23, float("nan"), float("inf"), "mlx5_0", "3b:00.0", None, True, 50])
 def test_not_a_base60_address(value):
     assert pci.base60_text(value) is None
 
