@@ -62,6 +62,8 @@ import importlib
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.fabric.infiniband.plugins.module_utils import pci
+
 _LIBRARIES = {}
 
 
@@ -102,14 +104,17 @@ def _ports(hca):
     return out
 
 
-def _normal_pci(text):
-    text = str(text).strip().lower()
-    return "0000:" + text if text.count(":") == 1 else text
+def _selector(device, where):
+    """The device of an entry: a PCI address in its normal form, or an RDMA device name."""
+    try:
+        return pci.selector(device, where + ".device")
+    except pci.PciAddressError as exc:
+        raise AnsibleFilterError(str(exc)) from None
 
 
 def _find(ports, where, device, port):
-    for pci, rdma, num, port_info, entry in ports:
-        if num == port and (device == rdma or (pci and _normal_pci(device) == pci)):
+    for address, rdma, num, port_info, entry in ports:
+        if num == port and (device == rdma or (address and device == address.lower())):
             return port_info, entry
     _fail("%s: %s port %s is not a port of this host (ports: %s)" % (
         where, device, port, ", ".join("%s/%s (%s)" % (r, n, p) for p, r, n, _i, _e in ports) or "none"))
@@ -205,7 +210,7 @@ def ipoib_plan(hca, config, mtu=2044, mode="datagram"):
         if unknown:
             _fail("%s: unknown keys %s (known: %s)" % (where, ", ".join(unknown), ", ".join(ENTRY_KEYS)))
         port_num = _int(item.get("port", 1), where, "port")
-        port, entry = _find(ports, where, str(item["device"]), port_num)
+        port, entry = _find(ports, where, _selector(item["device"], where), port_num)
         if port.get("link_layer") != "InfiniBand":
             _fail("%s: %s port %d is %s, not InfiniBand; IPoIB needs an InfiniBand port (see the link_type role)"
                   % (where, item["device"], port_num, port.get("link_layer")))

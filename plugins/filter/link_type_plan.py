@@ -30,7 +30,10 @@ options:
   adapters:
     description:
       - Per-card link types, each with exactly one of C(pci_address) or C(model), and C(ports), a list of V(ib)/V(eth) for port 1, 2.
-      - A C(pci_address) that matches no card of the host is an error; a C(model) that matches none is not.
+      - A C(pci_address) is written as in M(fabric.infiniband.mlxconfig) (V(0000:3b:00.0), V(3b:00.0), V(10000:3b:00.0) behind
+        Intel VMD; the function may be left out). A number (YAML's reading of an unquoted V(86:00.0)) is refused with the advice to quote it.
+      - A C(pci_address) or C(model) that matches no card of the host is an error (a selector that selects nothing would let
+        O(default) apply to the card meant); so is a C(model) that is no NVIDIA/Mellanox model, with the closest name.
     type: list
     elements: dict
     default: []
@@ -81,21 +84,32 @@ _value:
       type: bool
 """
 
-import re
+import difflib
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.fabric.infiniband.plugins.module_utils.sysfs import ETHERNET_ONLY_MODELS
+from ansible_collections.fabric.infiniband.plugins.module_utils import pci
+from ansible_collections.fabric.infiniband.plugins.module_utils.sysfs import ETHERNET_ONLY_MODELS, PCI_MODELS
 
 LINK_TYPES = ("ib", "eth")
-_BDF = re.compile(r"^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.([0-7]))?$")
+# the models a selector may name: every NVIDIA/Mellanox physical function hca_info knows
+MODELS = sorted(set(model for model, is_vf in PCI_MODELS.values() if not is_vf))
 
 
-def _card_of(address):
-    match = _BDF.match(address.strip())
-    if not match:
-        return None
-    return ("%s:%s:%s" % (match.group(1) or "0000", match.group(2), match.group(3))).lower()
+def _card_of(address, where):
+    try:
+        return pci.parse(pci.require(address, where, "optional"), "optional").card
+    except pci.PciAddressError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
+def _model_problem(model, where):
+    """Why a model selector names no model there is, or None."""
+    if not isinstance(model, str) or model.strip().lower() not in [known.lower() for known in MODELS]:
+        close = difflib.get_close_matches(str(model), MODELS, n=1, cutoff=0.6)
+        return "%s.model %r is no model this collection knows%s; known: %s" % (
+            where, model, " (did you mean %s?)" % close[0] if close else "", ", ".join(MODELS))
+    return None
 
 
 def _cards(hca):
@@ -108,6 +122,10 @@ def _cards(hca):
     for card in cards.values():
         card["functions"].sort()
     return cards
+
+
+def _describe(cards):
+    return ", ".join("%s (%s)" % (card, cards[card]["model"]) for card in sorted(cards)) or "none"
 
 
 def _validate(default, adapters):
@@ -124,8 +142,10 @@ def _validate(default, adapters):
             raise AnsibleFilterError("%s has unknown keys %s; accepted: pci_address, model, ports" % (where, ", ".join(unknown)))
         if ("pci_address" in item) == ("model" in item):
             raise AnsibleFilterError("%s needs exactly one of pci_address or model" % where)
-        if "pci_address" in item and _card_of(str(item["pci_address"])) is None:
-            raise AnsibleFilterError("%s.pci_address %r is not a PCI address like 0000:3b:00.0 or 3b:00.0" % (where, item["pci_address"]))
+        if "pci_address" in item:
+            _card_of(item["pci_address"], where + ".pci_address")
+        elif _model_problem(item["model"], where):
+            raise AnsibleFilterError(_model_problem(item["model"], where))
         ports = item.get("ports")
         if not isinstance(ports, list) or not ports or any(str(port).lower() not in LINK_TYPES for port in ports):
             raise AnsibleFilterError("%s.ports must be a non-empty list of ib or eth (port 1, port 2), got %r" % (where, ports))
@@ -141,13 +161,18 @@ def link_type_plan(hca, default="ib", adapters=None, other_params=None):
     chosen = {}
     for index, item in enumerate(adapters):
         if "pci_address" in item:
-            card = _card_of(str(item["pci_address"]))
+            card = _card_of(item["pci_address"], "link_type_adapters[%d].pci_address" % index)
             if card not in cards:
                 raise AnsibleFilterError("link_type_adapters[%d].pci_address %s is not a card of this host; its cards: %s" % (
-                    index, item["pci_address"], ", ".join(sorted(cards)) or "none"))
+                    index, item["pci_address"], _describe(cards)))
             matches = [card]
         else:
-            matches = [card for card, info in cards.items() if info["model"].lower() == str(item["model"]).lower()]
+            matches = [card for card, info in cards.items() if info["model"].lower() == item["model"].strip().lower()]
+            if not matches:
+                # a selector that selects nothing would let the default apply to the card meant
+                raise AnsibleFilterError("link_type_adapters[%d].model %s matches no card of this host; its cards: %s. Set "
+                                         "link_type_adapters per host or group where the model is" % (
+                                             index, item["model"], _describe(cards)))
         for card in matches:
             # The first entry that names a card wins, so put exceptions before general rules.
             chosen.setdefault(card, (index, [str(port).upper() for port in item["ports"]]))

@@ -93,6 +93,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.fabric.infiniband.plugins.module_utils import pci
 from ansible_collections.fabric.infiniband.plugins.module_utils import sriov
 
 LINK_STATES = ("auto", "enable", "disable")
@@ -111,11 +112,14 @@ def _pfs_of_host(hca):
     return out
 
 
-def _find(pfs, name):
-    text = str(name).strip().lower()
+def _find(pfs, name, where):
+    try:
+        text = pci.selector(name, where).lower()
+    except pci.PciAddressError as exc:
+        raise AnsibleFilterError(str(exc)) from None
     for index, entry in enumerate(pfs):
-        names = {entry["pci_address"].lower(), entry["pci_address"].lower().split(":", 1)[1],
-                 str(entry.get("rdma_device") or "").lower()} | {n.lower() for n in entry.get("netdevs") or []}
+        names = {entry["pci_address"].lower(), str(entry.get("rdma_device") or "").lower()}
+        names.update(n.lower() for n in entry.get("netdevs") or [])
         if text in names:
             return index, entry
     return None, None
@@ -168,7 +172,7 @@ def sriov_plan(hca, pfs, host_name, guid_mode="scheme", guid_prefix="0x02fa", ho
         if "pf" not in item or "num_vfs" not in item:
             raise AnsibleFilterError("%s needs pf (PCI address, RDMA device or netdev) and num_vfs" % where)
         num = _check_int(item["num_vfs"], where + ".num_vfs", 0, MAX_VFS)
-        index, entry = _find(host_pfs, item["pf"])
+        index, entry = _find(host_pfs, item["pf"], where + ".pf")
         if entry is None:
             raise AnsibleFilterError("%s.pf %s is not a PF of this host; its PFs: %s" % (
                 where, item["pf"], ", ".join("%s (%s)" % (e["pci_address"], e.get("rdma_device")) for e in host_pfs) or "none"))

@@ -44,6 +44,7 @@ import difflib
 import json
 import re
 
+from ansible_collections.fabric.infiniband.plugins.module_utils import pci
 from ansible_collections.fabric.infiniband.plugins.module_utils._runner import find_tool
 from ansible_collections.fabric.infiniband.plugins.module_utils.sysfs import PCI_MODELS, normalize_hex_id
 
@@ -124,7 +125,6 @@ _LABEL_RE = re.compile(r"^([A-Z][A-Za-z ]*[a-z]):(?:\s+(.*))?$")
 # "PCI device:" is the device line of mstflint and MFT before 4.9 (2018), which print no Name: nor Description:
 _LABELS = {"device type": "device_type", "name": "name", "description": "description", "device": "device",
            "pci device": "device"}
-_BDF_RE = re.compile(r"^(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
 _MST_FUNCTION_RE = re.compile(r"^(/dev/mst/[^/]+)\.([0-9]+)$")
 _TRUE_WORDS = ("true", "yes", "on", "1")
 _FALSE_WORDS = ("false", "no", "off", "0")
@@ -233,11 +233,19 @@ def set_args(device, assignments):
 
 def normalize_pci_address(text):
     """``3b:00.0``/``0000:3B:00.0`` -> ``0000:3b:00.0``; None when not a PCI address."""
-    match = _BDF_RE.match(str(text or "").strip())
-    if not match:
-        return None
-    domain, bus, slot, function = match.groups()
-    return "%s:%s:%s.%s" % ((domain or "0000").lower().zfill(4), bus.lower(), slot.lower(), function)
+    return pci.normalize(text)
+
+
+def device_problem(device):
+    """Why the ``device`` option of a module cannot name a device, or None: empty, an option, a
+    number (YAML's base-60 reading of an unquoted address) or a text with a colon that is no PCI
+    address (see ``pci.bad_address``)."""
+    text = str(device if device is not None else "").strip()
+    if not text or text.startswith("-"):
+        return "device %r is not a device: give a PCI address, an MST device path or an RDMA device name" % device
+    if pci.base60_text(text) is not None or (":" in text and not text.startswith("/") and pci.parse(text) is None):
+        return pci.bad_address(device, "device")
+    return None
 
 
 def first_function(device, pci_address=None):
@@ -249,7 +257,7 @@ def first_function(device, pci_address=None):
         return match.group(1) if match.group(2) != "0" else None
     address = normalize_pci_address(device) or normalize_pci_address(pci_address)
     if address and not address.endswith(".0"):
-        return address[:-1] + "0"
+        return pci.first_function(address)
     return None
 
 

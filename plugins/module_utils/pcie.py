@@ -19,9 +19,9 @@ reader gets) leaves ACS unknown (None), not absent.
 from __future__ import annotations
 
 import os
-import re
 import struct
 
+from ansible_collections.fabric.infiniband.plugins.module_utils import pci
 from ansible_collections.fabric.infiniband.plugins.module_utils import sysfs
 
 
@@ -63,7 +63,6 @@ ACS_BITS = (
 # The bits that send peer-to-peer requests or completions up to the root complex.
 ACS_REDIRECT = ("req_redir", "cmplt_redir")
 
-_HOST_BRIDGE_RE = re.compile(r"^pci([0-9a-f]{4,8}):([0-9a-f]{2})$")
 _MAX_CAPS = 64  # guards against loops in a corrupt capability list
 
 
@@ -233,12 +232,11 @@ class Pcie(object):
         parts = os.path.realpath(link).split(os.sep)
         start = None
         for index, part in enumerate(parts):
-            if _HOST_BRIDGE_RE.match(part.lower()):
+            if pci.host_bridge(part):
                 start = index
         if start is None:
             return None, []
-        match = _HOST_BRIDGE_RE.match(parts[start].lower())
-        host_bridge = "%s:%s" % (match.group(1), match.group(2))
+        host_bridge = pci.host_bridge(parts[start])
         chain = []
         for part in parts[start + 1:]:
             if not sysfs.is_bdf(part):

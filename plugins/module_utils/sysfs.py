@@ -19,6 +19,8 @@ import ipaddress
 import os
 import re
 
+from ansible_collections.fabric.infiniband.plugins.module_utils import pci
+
 
 DEFAULT_ROOT = "/sys"
 MELLANOX_VENDOR_ID = "0x15b3"
@@ -57,7 +59,6 @@ ETHERNET_ONLY_MODELS = frozenset(("ConnectX-4 Lx", "ConnectX-6 Lx", "ConnectX-6 
 
 LOCKDOWN_MODES = ("none", "integrity", "confidentiality")
 
-_BDF_RE = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 _STATE_RE = re.compile(r"^(?:(\d+)\s*:)?\s*(.*?)$")
 _RATE_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*Gb/sec\b", re.IGNORECASE)
 _BRACKET_RE = re.compile(r"\[([^\]]+)\]")
@@ -84,22 +85,22 @@ def normalize_hex_id(text):
 
 
 def is_bdf(text):
-    """True for a full PCI address such as ``0000:3b:00.0``."""
-    return bool(text) and bool(_BDF_RE.match(text.lower()))
+    """True for a full PCI address such as ``0000:3b:00.0`` (the kernel's form; see ``pci``)."""
+    return pci.is_full(text)
 
 
 def card_address(bdf):
     """PCI address without the function: ``0000:3b:00.1`` -> ``0000:3b:00``."""
     if not is_bdf(bdf):
         return None
-    return bdf.lower().rsplit(".", 1)[0]
+    return pci.card(bdf)
 
 
 def short_bdf(bdf):
     """``0000:3b:00.0`` -> ``3b:00.0`` (the form lspci and mlxconfig print)."""
     if not is_bdf(bdf):
         return None
-    return bdf.lower().split(":", 1)[1]
+    return pci.short(bdf)
 
 
 def parse_state(text):

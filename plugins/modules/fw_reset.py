@@ -248,6 +248,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.fabric.infiniband.plugins.module_utils import common
 from ansible_collections.fabric.infiniband.plugins.module_utils import mlxconfig as mlxcfg
 from ansible_collections.fabric.infiniband.plugins.module_utils import mlxfwreset
+from ansible_collections.fabric.infiniband.plugins.module_utils import pci
 from ansible_collections.fabric.infiniband.plugins.module_utils import sysfs
 from ansible_collections.fabric.infiniband.plugins.module_utils._runner import Runner, ToolModule, find_tool
 
@@ -297,10 +298,9 @@ class FwReset(ToolModule):
 
     # ------------------------------------------------------------ checks
     def check_options(self):
-        device = self.device.strip()
-        if not device or device.startswith("-"):
-            self.fail("device %r is not a device: give a PCI address, an MST device path or an RDMA device name (nothing reset)"
-                      % self.device)
+        problem = mlxcfg.device_problem(self.device)
+        if problem:
+            self.fail("%s (nothing reset)" % problem)
 
     def select_tool(self):
         name, _path, problem = mlxcfg.select_tool(self.module, self.module.params["tool"], self.device, names=mlxcfg.RESET_TOOLS)
@@ -319,7 +319,7 @@ class FwReset(ToolModule):
         first = mlxcfg.first_function(target, pci_address)
         if first:
             target = first
-            pci_address = mlxcfg.normalize_pci_address(first) or (pci_address[:-1] + "0" if pci_address else None)
+            pci_address = mlxcfg.normalize_pci_address(first) or pci.first_function(pci_address)
         self.target, self.pci_address = target, pci_address
         self.result.update(target_device=target, pci_address=pci_address)
 

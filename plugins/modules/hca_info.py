@@ -396,6 +396,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.fabric.infiniband.plugins.module_utils import common
 from ansible_collections.fabric.infiniband.plugins.module_utils import mlxconfig
+from ansible_collections.fabric.infiniband.plugins.module_utils import pci as pciaddr
 from ansible_collections.fabric.infiniband.plugins.module_utils import pending
 from ansible_collections.fabric.infiniband.plugins.module_utils import rdma
 from ansible_collections.fabric.infiniband.plugins.module_utils import sysfs
@@ -492,14 +493,15 @@ class HcaInfo(object):
         return hcas
 
     def select(self, hcas):
-        wanted = [item.strip().lower() for item in self.filters]
+        # a PCI address in any accepted form (see module_utils/pci.py) is compared in its normal form
+        wanted = dict((pciaddr.normalize(item, "optional") or item.strip().lower(), item) for item in self.filters)
         selected = [hca for hca in hcas if _match_keys(hca).intersection(wanted)]
         matched = set()
         for hca in selected:
             matched.update(_match_keys(hca))
-        for item in wanted:
-            if item not in matched:
-                self.module.warn("devices: no adapter matches %r" % item)
+        for key, item in wanted.items():
+            if key not in matched:
+                self.module.warn("devices: no adapter matches %r" % item.strip().lower())
         return selected
 
     def rdma_system(self):

@@ -217,6 +217,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.fabric.infiniband.plugins.module_utils import common
 from ansible_collections.fabric.infiniband.plugins.module_utils import mlxconfig as mlxcfg
+from ansible_collections.fabric.infiniband.plugins.module_utils import pci
 from ansible_collections.fabric.infiniband.plugins.module_utils import sysfs
 from ansible_collections.fabric.infiniband.plugins.module_utils._runner import Runner, ToolModule
 
@@ -262,8 +263,9 @@ class Mlxconfig(ToolModule):
     def check_options(self):
         """What can be told wrong without asking the tool."""
         device = self.device.strip()
-        if not device or device.startswith("-"):
-            self.fail("device %r is not a device: give a PCI address, an MST device path or an RDMA device name" % self.device)
+        problem = mlxcfg.device_problem(self.device)
+        if problem:
+            self.fail(problem)
         if not self.wanted:
             self.fail("params is empty: name at least one parameter to set on %s" % device)
         problems = []
@@ -299,7 +301,7 @@ class Mlxconfig(ToolModule):
                              "set them in two tasks" % (", ".join(per_card), "is" if len(per_card) == 1 else "are", first,
                                                         ", ".join(others), "is" if len(others) == 1 else "are")])
             target = first
-            pci_address = mlxcfg.normalize_pci_address(first) or (pci_address[:-1] + "0" if pci_address else None)
+            pci_address = mlxcfg.normalize_pci_address(first) or pci.first_function(pci_address)
         self.target = target
         self.result.update(target_device=target, pci_address=pci_address)
 

@@ -256,8 +256,9 @@ class MlxconfigInfo(ToolModule):
         self.runner = None
 
     def check_options(self):
-        if self.device is not None and (not self.device.strip() or self.device.strip().startswith("-")):
-            self.fail("device %r is not a device: give a PCI address, an MST device path or an RDMA device name" % self.device)
+        problem = mlxcfg.device_problem(self.device) if self.device is not None else None
+        if problem:
+            self.fail(problem)
         bad = [name for name in self.params if not mlxcfg.is_param_name(name)]
         if bad:
             self.fail("params: %s %s not a parameter name (letters, digits and '_', optionally an index such as [0..7])"

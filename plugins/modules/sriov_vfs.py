@@ -226,6 +226,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.fabric.infiniband.plugins.module_utils import common
 from ansible_collections.fabric.infiniband.plugins.module_utils import iplink
+from ansible_collections.fabric.infiniband.plugins.module_utils import pci
 from ansible_collections.fabric.infiniband.plugins.module_utils import sriov
 from ansible_collections.fabric.infiniband.plugins.module_utils import sysfs
 from ansible_collections.fabric.infiniband.plugins.module_utils._runner import Runner, ToolModule
@@ -268,8 +269,12 @@ class SriovVfs(ToolModule):
     def resolve_pf(self):
         """The PF's PCI address from a PCI address, an RDMA device or a netdev."""
         given = self.params["pf"].strip()
-        if sysfs.is_bdf(given):
-            bdf = given.lower()
+        try:
+            selected = pci.selector(given, "pf")
+        except pci.PciAddressError as exc:
+            self.fail(str(exc))
+        if pci.parse(selected):
+            bdf = selected
         elif self.tree.exists("class", "infiniband", given):
             bdf = self.tree.ib_pci_address(given)
         elif self.tree.exists("class", "net", given):

@@ -44,6 +44,9 @@ def test_connected_mode_on_connectx3():
 
 @pytest.mark.parametrize("hca,config,says", [
     (_hca(), [{"device": "0000:99:00.0"}], "ipoib_config[0]: 0000:99:00.0 port 1 is not a port of this host"),
+    (_hca(), [{"device": "3b:00.9"}], "ipoib_config[0].device '3b:00.9' is not a PCI address; write it as 0000:3b:00.0 or 3b:00.0"),
+    (_hca(), [{"device": 3540.0}], 'ipoib_config[0].device is the number 3540.0, not a PCI address: YAML reads an unquoted 59:00.0 '
+     'as a base-60 number. Quote it: "59:00.0"'),
     (_hca(), [{"device": "mlx5_0", "port": 2}], "mlx5_0 port 2 is not a port of this host"),
     (_hca(), [{"port": 1}], "ipoib_config[0] needs device"),
     (_hca(), [{"device": "mlx5_0", "vlan": 3}], "unknown keys vlan"),

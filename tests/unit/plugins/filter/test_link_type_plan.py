@@ -39,6 +39,14 @@ def test_adapter_by_short_address_of_any_function_and_by_model():
         ("0000:3b:00.0", ["IB", "ETH"], "link_type_adapters[0]"), ("0000:c1:00.0", ["ETH"], "link_type_adapters[1]")]
 
 
+@pytest.mark.parametrize("address", ["10000:3b:00.0", "10000:3B:00.1", "10000:3b:00"])
+def test_vmd_domain_of_five_digits(address):
+    """Issue 21: link_type refused a 5-digit domain (Intel VMD) that mlxconfig, sysfs and ipoib accept."""
+    hca = {"hcas": [_fn("10000:3b:00.0", "ConnectX-6"), _fn("10000:3b:00.1", "ConnectX-6"), _fn("0000:3b:00.0", "ConnectX-7")]}
+    plan = link_type_plan(hca, None, [{"pci_address": address, "ports": ["eth", "ib"]}])
+    assert [(p["card"], p["device"], p["link_types"]) for p in plan] == [("10000:3b:00", "10000:3b:00.0", ["ETH", "IB"])]
+
+
 def test_first_entry_naming_a_card_wins():
     plan = link_type_plan(HCA, "ib", [{"pci_address": "0000:3b:00.0", "ports": ["eth"]}, {"model": "ConnectX-6", "ports": ["ib", "ib"]}])
     assert plan[0]["params"] == {"LINK_TYPE_P1": "ETH"}
@@ -59,7 +67,17 @@ def test_bluefield_only_when_named():
     ("ib", [{"pci_address": "3b:00.0", "ports": []}], r"ports must be a non-empty list of ib or eth"),
     ("ib", [{"pci_address": "3b:00.0", "ports": ["ib", "roce"]}], r"ports must be a non-empty list of ib or eth"),
     ("ib", [{"pci_address": "3b:00.0", "ports": ["ib"], "link": "ib"}], r"unknown keys link; accepted: pci_address, model, ports"),
-    ("ib", [{"pci_address": "0000:86:00.0", "ports": ["ib"]}], r"0000:86:00.0 is not a card of this host; its cards: 0000:3b:00, 0000:c1:00"),
+    ("ib", [{"pci_address": "0000:86:00.0", "ports": ["ib"]}],
+     r"0000:86:00.0 is not a card of this host; its cards: 0000:3b:00 \(ConnectX-6\), 0000:c1:00 \(ConnectX-7\)"),
+    # issue 22: a selector that selects nothing is an error (the default would apply to the card meant)
+    ("ib", [{"model": "ConnectX5", "ports": ["ib"]}], r"\[0\]\.model 'ConnectX5' is no model this collection knows \(did you mean ConnectX-5\?\)"),
+    ("ib", [{"model": "ConnectX-5", "ports": ["ib"]}], r"\[0\]\.model ConnectX-5 matches no card of this host; its cards: 0000:3b:00"),
+    ("ib", [{"model": 5, "ports": ["ib"]}], r"\[0\]\.model 5 is no model"),
+    # issue 22 class 8: YAML 1.1 reads an unquoted 86:00.0 as 5160.0
+    ("ib", [{"pci_address": 5160.0, "ports": ["ib"]}],
+     r'^link_type_adapters\[0\]\.pci_address is the number 5160.0, not a PCI address: YAML reads an unquoted 86:00.0 as a base-60 '
+     r'number. Quote it: "86:00.0"$'),
+    ("ib", [{"pci_address": "3b:00.9", "ports": ["ib"]}], r"'3b:00.9' is not a PCI address; write it as 0000:3b:00.0 or 3b:00.0"),
     ("ib", [{"model": "ConnectX-7", "ports": ["ib", "ib"]}], r"lists 2 ports, but 0000:c1:00 \(ConnectX-7\) has 1"),
 ])
 def test_bad_input_names_the_variable_and_accepted_values(default, adapters, message):

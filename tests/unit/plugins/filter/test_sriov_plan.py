@@ -79,6 +79,13 @@ def test_derived_host_id_is_stable():
     ([{"pf": "mlx5_0", "num_vfs": "four"}], {}, "must be a whole number"),
     ([{"pf": "mlx5_9", "num_vfs": 2}], {}, "sriov_pfs[0].pf mlx5_9 is not a PF of this host; its PFs: 0000:01:00.0"),
     ([{"pf": "0000:c1:00.2", "num_vfs": 2}], {}, "is not a PF of this host"),
+    # one PCI grammar (module_utils/pci.py): a bad address is named as such, not as an unknown PF
+    ([{"pf": "3b:00", "num_vfs": 2}], {}, "sriov_pfs[0].pf '3b:00' is not a PCI address; write it as 0000:3b:00.0 or 3b:00.0"),
+    ([{"pf": "3b:00.8", "num_vfs": 2}], {}, "sriov_pfs[0].pf '3b:00.8' is not a PCI address"),
+    # issue 22 class 8: an unquoted pf: 86:00.0 arrives as 5160.0
+    ([{"pf": 5160.0, "num_vfs": 2}], {},
+     'sriov_pfs[0].pf is the number 5160.0, not a PCI address: YAML reads an unquoted 86:00.0 as a base-60 number. Quote it: "86:00.0"'),
+    ([{"pf": 2460.1, "num_vfs": 2}], {}, 'Quote it: "41:00.1"'),
     ([{"pf": "mlx5_0", "num_vfs": 2}, {"pf": "ibp59s0f0", "num_vfs": 2}], {}, "is the same PF as sriov_pfs[0]"),
     ([{"pf": "mlx5_0", "num_vfs": 2, "link_state": "up"}], {}, "sriov_pfs[0].link_state must be one of auto, enable"),
     ([{"pf": "mlx5_0", "num_vfs": 2, "guids": ["0x1"]}], {}, "sriov_pfs[0].guids must list at least num_vfs (2)"),
@@ -98,6 +105,19 @@ def test_bad_input(pfs, kwargs, says):
     with pytest.raises(AnsibleFilterError) as err:
         plan(pfs, **kwargs)
     assert says in str(err.value)
+
+
+@pytest.mark.parametrize("pf", ["0000:3B:00.1", "3b:00.1", " 3b:00.1 ", "mlx5_1", "ibp59s0f1"])
+def test_pf_by_any_form_of_its_address_or_name(pf):
+    assert [p["pf"] for p in plan([{"pf": pf, "num_vfs": 1}])["pfs"]] == ["0000:3b:00.1"]
+
+
+def test_pf_behind_vmd():
+    hca = {"hcas": [_pf("10000:3b:00.0", "ConnectX-6", "mlx5_0", "ibp59s0f0")]}
+    for pf in ("10000:3b:00.0", "10000:3B:00.0"):
+        assert sriov_plan(hca, [{"pf": pf, "num_vfs": 1}], "node01", host_id=1)["pfs"][0]["pf"] == "10000:3b:00.0"
+    with pytest.raises(AnsibleFilterError, match="3b:00.0 is not a PF of this host"):
+        sriov_plan(hca, [{"pf": "3b:00.0", "num_vfs": 1}], "node01", host_id=1)
 
 
 def test_not_hca_info():

@@ -1,0 +1,136 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""Refuse the role-prefixed variables that are no setting of this collection's roles.
+
+Runs on the controller, per host, on the host's variables as the task sees them. The
+decision is ``unknown_vars()``, a pure function (unit-tested); the roles' options are read
+from the ``meta/argument_specs.yml`` of the roles beside this plugin in the collection.
+Documentation: plugins/modules/preflight_vars.py.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping
+
+import yaml
+
+from ansible.plugins.action import ActionBase
+
+try:
+    _Loader = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - PyYAML without libyaml
+    _Loader = yaml.SafeLoader
+
+ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
+
+# Facts the roles publish (set_fact): role-prefixed, not options, and legitimately present on a host (also
+# from a fact cache). tests/unit/plugins/action/test_preflight_vars.py fails when a role sets another one.
+PUBLISHED = {
+    "gpudirect": ("gpudirect_report",),
+    "ipoib": ("ipoib_interfaces",),
+    "link_type": ("link_type_waiting",),
+    "sriov": ("sriov_vf_guids", "sriov_state"),
+}
+# The inventory variable that lists more names to let through (a user's own verify_ssl, say).
+ALLOW_VAR = "infiniband_preflight_allow"
+# A registered task result is a mapping with one of these keys; it is a result, not a setting.
+_RESULT_KEYS = ("changed", "failed", "skipped", "results", "unreachable")
+
+
+def role_options(roles_dir=ROLES_DIR):
+    """``{role: set of its options}`` for every role of the collection (every entry point's options)."""
+    out = {}
+    for role in sorted(os.listdir(roles_dir)):
+        path = os.path.join(roles_dir, role, "meta", "argument_specs.yml")
+        if role.startswith(("_", ".")) or not os.path.isfile(path):
+            continue
+        with open(path) as handle:
+            specs = (yaml.load(handle, Loader=_Loader) or {}).get("argument_specs") or {}
+        names = set()
+        for entry in specs.values():
+            names.update((entry or {}).get("options") or {})
+        out[role] = names
+    return out
+
+
+def _role_of(name, roles):
+    """The role whose prefix ``<role>_`` starts ``name`` (the longest, should one prefix another)."""
+    found = [role for role in roles if name.startswith(role + "_")]
+    return max(found, key=len) if found else None
+
+
+def _is_result(value):
+    return isinstance(value, Mapping) and any(key in value for key in _RESULT_KEYS)
+
+
+def unknown_vars(variables, options, roles=None, allow=()):
+    """``[{name, role, did_you_mean}]`` for every variable named ``<role>_*`` (for a role in ``roles``, default all)
+    that is neither an option of that role, nor a fact a role publishes, nor in ``allow``, nor a registered result."""
+    roles = sorted(options) if roles is None else roles
+    known = set(allow)
+    for role, names in options.items():
+        known.update(names)
+        known.update(PUBLISHED.get(role, ()))
+    out = []
+    for name in sorted(variables):
+        if not isinstance(name, str) or name.startswith("_") or name in known:
+            continue
+        role = _role_of(name, options)
+        if role is None or role not in roles or _is_result(variables[name]):
+            continue
+        # the closest option of the same role, else of any role (sriov_pf -> sriov_pfs)
+        close = (difflib.get_close_matches(name, sorted(options[role]), n=1, cutoff=0.75)
+                 or difflib.get_close_matches(name, sorted(set().union(*options.values())), n=1, cutoff=0.75))
+        out.append({"name": name, "role": role, "did_you_mean": close[0] if close else None})
+    return out
+
+
+def message(unknown):
+    """The failure message for ``unknown_vars()``'s answer."""
+    items = []
+    for item in unknown:
+        hint = " (did you mean %s?)" % item["did_you_mean"] if item["did_you_mean"] else ""
+        items.append("%s%s" % (item["name"], hint))
+    roles = sorted(set(item["role"] for item in unknown))
+    one = len(items) == 1
+    return ("unknown setting%s %s: %s no option of the role%s %s, whose default would apply instead. Rename %s in the inventory, "
+            "group_vars, host_vars or -e (the options: ansible-doc -t role fabric.infiniband.%s), or list %s in %s if %s not "
+            "meant for this collection. Nothing was changed."
+            % ("" if one else "s", "; ".join(items), "it is" if one else "they are", "" if len(roles) == 1 else "s",
+               ", ".join(roles), "it" if one else "them", roles[0] if len(roles) == 1 else "<role>", "it" if one else "them", ALLOW_VAR,
+               "it is" if one else "they are"))
+
+
+class ActionModule(ActionBase):
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("roles",))
+    # Nothing runs on the host: the task needs no connection to it (ansible-core skips opening one where it honours this).
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super(ActionModule, self).run(tmp, task_vars)
+        _spec, args = self.validate_argument_spec(argument_spec={"roles": {"type": "list", "elements": "str"}})
+        options = role_options()
+        roles = args["roles"]
+        if roles is not None:
+            strange = sorted(set(roles) - set(options))
+            if strange:
+                result.update(failed=True, msg="roles: %s %s no role of fabric.infiniband (roles: %s)" % (
+                    ", ".join(strange), "is" if len(strange) == 1 else "are", ", ".join(sorted(options))))
+                return result
+        allow = self._templar.template(task_vars.get(ALLOW_VAR)) or []
+        if isinstance(allow, str) or not isinstance(allow, (list, tuple)) or not all(isinstance(n, str) for n in allow):
+            result.update(failed=True, msg="%s must be a list of variable names, got %r" % (ALLOW_VAR, allow))
+            return result
+        unknown = unknown_vars(task_vars, options, roles, allow)
+        result.update(changed=False, unknown=unknown, roles=sorted(options) if roles is None else sorted(roles))
+        if unknown:
+            result.update(failed=True, msg=message(unknown))
+        return result

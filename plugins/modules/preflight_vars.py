@@ -1,0 +1,94 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# The documentation of the action plugin plugins/action/preflight_vars.py, which does the work on the controller.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: preflight_vars
+short_description: Refuse misspelt role settings (variables named like a role's options that no role has)
+version_added: 0.1.0
+description:
+  - Looks at the host's variables (inventory, group_vars, host_vars, extra vars, facts) and fails when one is named like a
+    setting of a role of this collection, C(<role>_...) for one of its roles, but is no option of that role (its
+    C(meta/argument_specs.yml), every entry point), so that a misspelt setting (C(sriov_pf) for C(sriov_pfs),
+    C(link_type_adapter) for C(link_type_adapters)) is refused, with the closest option, instead of being ignored while the
+    role's default applies.
+  - Every role of the collection runs it, for its own prefix, as its first task; a playbook can run it once for every role
+    before the first change on any node.
+  - Let through, besides the options, are the facts the roles publish (C(gpudirect_report), C(ipoib_interfaces),
+    C(link_type_waiting), C(link_type_power_cycle_devices), C(sriov_vf_guids), C(sriov_state), C(sriov_firmware_params)),
+    names that start with C(_) (the roles' private variables), registered task results (a mapping with C(changed),
+    C(failed), C(skipped), C(results) or C(unreachable)), and the names listed in the inventory variable
+    C(infiniband_preflight_allow) (for a variable of your own that happens to start like a role's name, such as C(verify_ssl)).
+  - Runs on the controller; reads no value but C(infiniband_preflight_allow) and changes nothing.
+author:
+  - fabric.infiniband developers (!UNKNOWN)
+extends_documentation_fragment:
+  - fabric.infiniband.attributes
+options:
+  roles:
+    description:
+      - The roles whose prefixes are checked, by short name (V(sriov), V(link_type)). Default, every role of the collection.
+      - Variables of the other roles' prefixes are let through.
+    type: list
+    elements: str
+attributes:
+  action:
+    support: full
+    description: Runs on the controller as an action plugin.
+  check_mode:
+    support: full
+    details:
+      - The check only reads, so it behaves the same with and without check mode.
+  diff_mode:
+    support: none
+  platform:
+    support: full
+    platforms: posix
+seealso:
+  - module: fabric.infiniband.hca_info
+notes:
+  - Ansible's own validation of a role's argument spec checks the values of the options a role has; this checks the names
+    that no role has.
+  - The options are read from the C(roles/*/meta/argument_specs.yml) files of the installed collection.
+"""
+
+EXAMPLES = r"""
+- name: Refuse unknown settings of every role of the collection, before the first change on any node
+  fabric.infiniband.preflight_vars:
+
+- name: Refuse unknown sriov_* settings (the first task of the sriov role)
+  fabric.infiniband.preflight_vars:
+    roles: [sriov]
+
+# group_vars/all.yml: a variable of your own that starts like a role's name
+# infiniband_preflight_allow: [verify_ssl]
+"""
+
+RETURN = r"""
+unknown:
+  description: The refused variables, each with the role whose prefix it has and the closest option (or null).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{name: sriov_pf, role: sriov, did_you_mean: sriov_pfs}]
+roles:
+  description: The roles whose prefixes were checked.
+  returned: always
+  type: list
+  elements: str
+  sample: [sriov]
+msg:
+  description: Why the task failed, naming every refused variable and the closest option.
+  returned: failure
+  type: str
+  sample: >-
+    unknown setting sriov_pf (did you mean sriov_pfs?): it is no option of the role sriov, whose default would apply instead.
+    Rename it in the inventory, group_vars, host_vars or -e (the options: ansible-doc -t role fabric.infiniband.sriov), or list
+    it in infiniband_preflight_allow if it is not meant for this collection. Nothing was changed.
+"""

@@ -1,0 +1,109 @@
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import glob
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.fabric.infiniband.plugins.action import preflight_vars as p
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..")
+OPTIONS = p.role_options()
+RESULT = {"changed": False, "failed": False}
+
+
+def test_finds_every_role_and_its_options():
+    assert sorted(OPTIONS) == sorted(os.listdir(os.path.join(ROOT, "roles")))
+    assert "sriov_pfs" in OPTIONS["sriov"] and "link_type_adapters" in OPTIONS["link_type"]
+    # every entry point counts
+    assert all(OPTIONS[role] for role in OPTIONS)
+
+
+@pytest.mark.parametrize("variables, roles, allow, expected", [
+    # issue 22 class 2: the two examples
+    ({"sriov_pf": [{"pf": "3b:00.0", "num_vfs": 4}], "sriov_pfs": []}, None, (), [("sriov_pf", "sriov", "sriov_pfs")]),
+    ({"link_type_adapter": [{"model": "ConnectX-6", "ports": ["eth"]}]}, None, (), [("link_type_adapter", "link_type", "link_type_adapters")]),
+    ({"rdma_netns_mod": "exclusive"}, None, (), [("rdma_netns_mod", "rdma_netns", "rdma_netns_mode")]),
+    ({"rdma_stack_module": ["mlx5_ib"]}, None, (), [("rdma_stack_module", "rdma_stack", "rdma_stack_modules")]),
+    ({"node_reboot_allowed": True}, None, (), [("node_reboot_allowed", "node_reboot", "node_reboot_allow")]),
+    # no close option: still refused
+    ({"opensm_zzz": 1}, None, (), [("opensm_zzz", "opensm", None)]),
+    # only the roles asked for
+    ({"sriov_pf": [], "link_type_adapter": []}, ["sriov"], (), [("sriov_pf", "sriov", "sriov_pfs")]),
+    ({"sriov_pf": []}, ["link_type"], (), []),
+    # let through: options, published facts, private names, registered results, other names, the allow list
+    ({"sriov_pfs": [], "sriov_vf_guids": [], "sriov_state": {}, "ipoib_interfaces": [],
+      "link_type_waiting": [], "gpudirect_report": {}}, None, (), []),
+    ({"__sriov_plan": {}, "_sriov_x": 1, "sriov": 1, "infiniband_reboot_serial": 1, "ansible_host": "x"}, None, (), []),
+    ({"sriov_numvfs": RESULT, "verify_node": {"skipped": True}, "link_type_read": {"results": []}}, None, (), []),
+    ({"verify_ssl": False}, None, ("verify_ssl",), []),
+    ({"verify_ssl": False}, None, (), [("verify_ssl", "verify", "verify_fail")]),
+    # a result-like key is needed: a plain mapping is a setting
+    ({"sriov_pf": {"pf": "3b:00.0"}}, None, (), [("sriov_pf", "sriov", "sriov_pfs")]),
+])
+def test_unknown_vars(variables, roles, allow, expected):
+    found = p.unknown_vars(variables, OPTIONS, roles, allow)
+    assert [(f["name"], f["role"], f["did_you_mean"]) for f in found] == expected
+
+
+def test_longest_prefix_wins():
+    options = {"rdma": {"rdma_x"}, "rdma_netns": {"rdma_netns_mode"}}
+    assert p.unknown_vars({"rdma_netns_mod": 1}, options) == [{"name": "rdma_netns_mod", "role": "rdma_netns",
+                                                               "did_you_mean": "rdma_netns_mode"}]
+
+
+def test_message():
+    found = p.unknown_vars({"sriov_pf": []}, OPTIONS)
+    assert p.message(found) == (
+        "unknown setting sriov_pf (did you mean sriov_pfs?): it is no option of the role sriov, whose default would apply "
+        "instead. Rename it in the inventory, group_vars, host_vars or -e (the options: ansible-doc -t role "
+        "fabric.infiniband.sriov), or list it in infiniband_preflight_allow if it is not meant for this collection. Nothing "
+        "was changed.")
+    two = p.message(p.unknown_vars({"sriov_pf": [], "opensm_zzz": 1}, OPTIONS))
+    assert two.startswith("unknown settings opensm_zzz; sriov_pf (did you mean sriov_pfs?): they are no option of the roles "
+                          "opensm, sriov")
+
+
+def _set_facts():
+    """Every variable a role sets with set_fact that is not private (no leading _)."""
+    names = {}
+
+    def walk(node, role):
+        if isinstance(node, list):
+            for item in node:
+                walk(item, role)
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("ansible.builtin.set_fact", "set_fact") and isinstance(value, dict):
+                    for name in value:
+                        if name != "cacheable" and not name.startswith("_"):
+                            names.setdefault(role, set()).add(name)
+                walk(value, role)
+
+    for path in glob.glob(os.path.join(ROOT, "roles", "*", "tasks", "*.yml")):
+        with open(path) as handle:
+            walk(yaml.safe_load(handle), path.split(os.sep)[-3])
+    return names
+
+
+def test_every_published_fact_is_let_through():
+    """A role that publishes a new fact must list it in PUBLISHED (and document it), or its next run refuses it."""
+    published = _set_facts()
+    assert published, "the walk finds the roles' set_fact tasks"
+    for role, names in published.items():
+        # only a role-prefixed name can be refused; the collection's facts (infiniband_*) are not
+        prefixed = set(n for n in names if any(n.startswith(r + "_") for r in OPTIONS))
+        assert prefixed <= set(p.PUBLISHED.get(role, ())) | OPTIONS[role], role
+
+
+def test_every_role_runs_the_check_first():
+    for role in OPTIONS:
+        with open(os.path.join(ROOT, "roles", role, "tasks", "main.yml")) as handle:
+            first = yaml.safe_load(handle)[0]
+        assert first["fabric.infiniband.preflight_vars"] == {"roles": [role]}, role
+        assert first["tags"] == ["always"], role
