@@ -81,6 +81,8 @@ import re
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.fabric.infiniband.plugins.module_utils import values
+
 _LIBRARIES = {}
 
 
@@ -114,14 +116,13 @@ def _fail(net, msg):
 
 
 def _pkey(net, value):
-    """0x0001-0x7ffe as an int; the full-membership bit (0x8000) is the SM's and the kernel's business."""
+    """0x0001-0x7ffe as an int, in the collection's one P_Key grammar (module_utils/values.py): "20" is refused here
+    as in opensm and ipoib, not read as 0x0020; the full-membership bit (0x8000) is the SM's and the kernel's business."""
     try:
-        number = int(value, 16) if isinstance(value, str) else int(value)
-    except (TypeError, ValueError):
-        _fail(net, "pkey %r is not a number (give 0x0001 to 0x7ffe)" % (value,))
-    if isinstance(value, bool) or not 0x0001 <= number <= 0x7FFE:
-        _fail(net, "pkey %r is out of range (0x0001 to 0x7ffe, without the full-membership bit 0x8000)" % (value,))
-    return number
+        return values.parse_pkey(value, "pkey")
+    except ValueError as exc:
+        _fail(net, str(exc))
+    return None
 
 
 def _address(net, key, text):
