@@ -149,3 +149,16 @@ def test_bad_input_is_refused(networks, options, says):
     with pytest.raises(AnsibleFilterError, match=None) as caught:
         k8s_network_nads(networks, **options)
     assert says in str(caught.value)
+
+
+@pytest.mark.parametrize("text, expected", [("false", False), ("no", False), ("true", True), (True, True)])
+def test_text_booleans_mean_what_they_say(text, expected):
+    """rdma_isolation: "false" (text, as -e and AWX pass it) was bool("false"), true (issue 22)."""
+    nad = k8s_network_nads([_vf(rdma_isolation=text, ib_kubernetes=text)], rdma_netns="exclusive")[0]
+    config = json.loads(nad["spec"]["config"])
+    assert (config["rdmaIsolation"], config["ibKubernetesEnabled"]) == (expected, expected)
+
+
+def test_a_boolean_word_is_refused():
+    with pytest.raises(AnsibleFilterError, match=r"network 'ib-vf': rdma_isolation: 'maybe' is not a boolean; accepted: true or false"):
+        k8s_network_nads([_vf(rdma_isolation="maybe")])
