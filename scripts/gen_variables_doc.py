@@ -260,9 +260,9 @@ def _used_in(root, name):
 
 
 def playbook_names(root):
-    """Every infiniband_* name that playbooks/*.yml use as a variable (comments left out)."""
+    """Every infiniband_* name that playbooks/*.yml, or the role defaults that map them, use as a variable (comments left out)."""
     names = set()
-    for text in _playbooks(root).values():
+    for text in _readers(root).values():
         names.update(_PLAYBOOK_NAME.findall(text))
     return names - set(NOT_VARIABLES)
 
