@@ -20,7 +20,7 @@ description:
     surveys pass them; timeouts are whole seconds (C(drain_timeout) V(0) waits without limit); the method is V(reboot) or
     V(command), and V(command) needs a non-empty argument list.
   - A name the filter does not know is a problem too. A role variable whose value is that of its playbook name (the
-    role's default maps one onto the other) is not told twice: the problem names the playbook name, which the user set.
+    role's default maps one onto the other) is not told twice; the problem names the playbook name, which the user set.
     Give the playbook names first in the dict.
 options:
   _input:

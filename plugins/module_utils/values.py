@@ -28,6 +28,7 @@ and ends with the accepted values; filters turn it into ``AnsibleFilterError``.
 
 from __future__ import annotations
 
+import math
 import re
 
 PKEY_MIN, PKEY_MAX = 0x0001, 0x7FFE
@@ -150,7 +151,7 @@ def parse_batch(value, where):
 def parse_percentage(value, where, minimum=0, maximum=100):
     """A percentage as an int (or a float when not whole), from a number or text with an optional ``%``."""
     number = None
-    if (_is_int(value) or isinstance(value, float)) and value == value:  # NaN is not equal to itself
+    if _is_int(value) or (isinstance(value, float) and not math.isnan(value)):
         number = value
     elif isinstance(value, str) and _NUMBER_PERCENT.match(value):
         number = float(value.rstrip("%"))
