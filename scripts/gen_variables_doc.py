@@ -52,12 +52,13 @@ PLAYBOOK_VARIABLES = [
      "Prefer a firmware reset (level 3) to a reboot when every entry of a node asks for no more. The cards' ports go "
      "down; the node keeps running."),
     ("infiniband_reboot_serial", "int or str", "20%",
-     "Batch size: a number of nodes or a percentage of the waiting nodes (never less than one). **Extra vars or play "
-     "vars only**: ``serial`` is templated before any host is known, so inventory ``group_vars`` and ``host_vars`` "
+     "Batch size: a number of nodes from 1, a percentage of the waiting nodes from ``1%`` to ``100%`` (never less "
+     "than one node), or a list of those (batches that grow). ``0`` or more than ``100%`` is refused, before any "
+     "node is touched. **Extra vars or play vars only**: ``serial`` is templated before any host is known, so inventory ``group_vars`` and ``host_vars`` "
      "are not seen."),
     ("infiniband_reboot_max_fail_percentage", "int", 0,
      "Failed nodes allowed per batch, in percent, before the play stops and the later batches are not started. "
-     "``0``: one failed node stops it. Extra vars or play vars only, as above."),
+     "``0``: one failed node stops it. From ``0`` to ``100`` (``5`` or ``5%``). Extra vars or play vars only, as above."),
     ("infiniband_reboot_hosts", "str", "ib_nodes",
      "The hosts (a pattern) whose pending-action record ``reboot.yml`` reads. ``--limit`` narrows it further."),
     ("infiniband_reboot_method", "str", "reboot",
@@ -108,11 +109,6 @@ PLAYBOOK_VARIABLES = [
     ("infiniband_reboot_run_lock", "bool", True,
      "Whether ``reboot.yml`` takes and releases the run lock itself. ``nodes.yml`` sets ``false`` when it imports it, "
      "since it holds the lock for the whole node preparation."),
-    ("infiniband_reboot_pending", "dict", {},
-     "A reading of the nodes' pending-action record (the result of ``fabric.infiniband.pending_info``, or the "
-     "``pending`` of an ``hca_info`` reading) that ``reboot.yml`` takes instead of reading the record again. "
-     "``nodes.yml`` hands over its discover play's reading where nothing since can have changed the record; empty, "
-     "``reboot.yml`` reads it."),
 ]
 
 # Names in playbooks/*.yml that start with infiniband_ but are not variables.
@@ -260,14 +256,22 @@ def _playbooks(root):
     return {path.name: _COMMENT.sub("", path.read_text(encoding="utf-8")) for path in sorted((root / "playbooks").glob("*.yml"))}
 
 
+def _readers(root):
+    """The playbooks, and the role defaults that map the playbooks' names onto the roles' (node_reboot's)."""
+    texts = {"playbooks/%s" % name: text for name, text in _playbooks(root).items()}
+    for path in sorted((root / "roles").glob("*/defaults/main.yml")):
+        texts[path.relative_to(root).as_posix()] = _COMMENT.sub("", path.read_text(encoding="utf-8"))
+    return texts
+
+
 def _used_in(root, name):
-    return [file for file, text in _playbooks(root).items() if re.search(r"\b%s\b" % re.escape(name), text)]
+    return [file for file, text in _readers(root).items() if re.search(r"\b%s\b" % re.escape(name), text)]
 
 
 def playbook_names(root):
-    """Every infiniband_* name that playbooks/*.yml use as a variable (comments left out)."""
+    """Every infiniband_* name that playbooks/*.yml, or the role defaults that map them, use as a variable (comments left out)."""
     names = set()
-    for text in _playbooks(root).values():
+    for text in _readers(root).values():
         names.update(_PLAYBOOK_NAME.findall(text))
     return names - set(NOT_VARIABLES)
 
@@ -280,11 +284,11 @@ def missing_playbook_variables(root):
 def _playbook_section(root):
     lines = _heading("Playbook variables", "-") + [""]
     lines += [
-        "``playbooks/reboot.yml`` reads these and hands them to the role ``node_reboot`` (whose own ``node_reboot_*``",
-        "variables are listed below); ``nodes.yml`` imports it, and ``site.yml`` imports ``nodes.yml``. They belong to",
-        "the site and the run, not to one role: set them in the inventory (except the two marked extra vars only), or",
-        "with ``-e`` and AWX surveys. :ref:`ansible_collections.fabric.infiniband.docsite.reboots` tells how they work",
-        "together.",
+        "``playbooks/reboot.yml`` reads these; the role ``node_reboot`` takes them through its defaults (its own",
+        "``node_reboot_*`` variables, listed below, win where set); ``nodes.yml`` imports it, and ``site.yml`` imports",
+        "``nodes.yml``. They belong to the site and the run, not to one role: set them in the inventory (except the two",
+        "marked extra vars only), or with ``-e`` and AWX surveys. :ref:`ansible_collections.fabric.infiniband.docsite.reboots`",
+        "tells how they work together.",
         "",
     ]
     for name, kind, default, description in PLAYBOOK_VARIABLES:
@@ -294,7 +298,7 @@ def _playbook_section(root):
             option["default"] = default
         item = _option(name, option, 0) + [""] + _block(_wrap(description, 3), 3)
         if used:
-            item += ["", "   Read by %s." % ", ".join("``playbooks/%s``" % u for u in used)]
+            item += ["", "   Read by %s." % ", ".join("``%s``" % u for u in used)]
         lines += item + [""]
     return lines
 

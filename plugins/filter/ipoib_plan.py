@@ -63,6 +63,7 @@ import importlib
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.fabric.infiniband.plugins.module_utils import pci
+from ansible_collections.fabric.infiniband.plugins.module_utils import values
 
 _LIBRARIES = {}
 
@@ -134,11 +135,12 @@ def _int(value, where, name):
 
 
 def _pkey(value, where):
-    pkey = _int(value, where, "pkey")
-    if not 0x0001 <= pkey <= 0x7FFE:
-        _fail("%s.pkey %s is out of range: give 0x0001 to 0x7ffe; the full-membership bit 0x8000 is added by the kernel "
-              "and is part of the child's name" % (where, value))
-    return pkey
+    """The collection's one P_Key grammar (module_utils/values.py), the same as opensm's and k8s_network's."""
+    try:
+        return values.parse_pkey(value, where + ".pkey")
+    except ValueError as exc:
+        _fail(str(exc))
+    return None
 
 
 def _mtu(value, where, mode, limit=None):

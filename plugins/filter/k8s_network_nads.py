@@ -81,6 +81,8 @@ import re
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.fabric.infiniband.plugins.module_utils import values
+
 _LIBRARIES = {}
 
 
@@ -114,14 +116,22 @@ def _fail(net, msg):
 
 
 def _pkey(net, value):
-    """0x0001-0x7ffe as an int; the full-membership bit (0x8000) is the SM's and the kernel's business."""
+    """0x0001-0x7ffe as an int, in the collection's one P_Key grammar (module_utils/values.py): "20" is refused here
+    as in opensm and ipoib, not read as 0x0020; the full-membership bit (0x8000) is the SM's and the kernel's business."""
     try:
-        number = int(value, 16) if isinstance(value, str) else int(value)
-    except (TypeError, ValueError):
-        _fail(net, "pkey %r is not a number (give 0x0001 to 0x7ffe)" % (value,))
-    if isinstance(value, bool) or not 0x0001 <= number <= 0x7FFE:
-        _fail(net, "pkey %r is out of range (0x0001 to 0x7ffe, without the full-membership bit 0x8000)" % (value,))
-    return number
+        return values.parse_pkey(value, "pkey")
+    except ValueError as exc:
+        _fail(net, str(exc))
+    return None
+
+
+def _bool(net, key, value):
+    """The collection's one boolean grammar (module_utils/values.py): the text "false" is false, not a non-empty string."""
+    try:
+        return values.parse_bool(value, key)
+    except ValueError as exc:
+        _fail(net, str(exc))
+    return None
 
 
 def _address(net, key, text):
@@ -194,7 +204,7 @@ def _ipam(net, ipam, kubeconfig):
     if routes:
         out["routes"] = routes
     if ipam.get("enable_overlapping_ranges") is not None:
-        out["enable_overlapping_ranges"] = bool(ipam["enable_overlapping_ranges"])
+        out["enable_overlapping_ranges"] = _bool(net, "ipam.enable_overlapping_ranges", ipam["enable_overlapping_ranges"])
     return network, out
 
 
@@ -285,12 +295,12 @@ def _config(net, kind, ipam, device_plugin, rdma_netns, resource_names, nodes):
         if link_state not in ("auto", "enable", "disable"):
             _fail(net["name"], "link_state %r is not auto, enable or disable" % (link_state,))
         config["link_state"] = link_state
-        isolation = bool(net.get("rdma_isolation", False))
+        isolation = _bool(net["name"], "rdma_isolation", net.get("rdma_isolation", False))
         if isolation and rdma_netns == "shared":
             _fail(net["name"], "rdma_isolation needs the RDMA network namespace mode exclusive, the nodes are shared "
                   "(ib-sriov-cni refuses it at pod start; run the rdma_netns role with exclusive)")
         config["rdmaIsolation"] = isolation
-        config["ibKubernetesEnabled"] = bool(net.get("ib_kubernetes", False))
+        config["ibKubernetesEnabled"] = _bool(net["name"], "ib_kubernetes", net.get("ib_kubernetes", False))
     config["ipam"] = ipam
     return config, annotations
 
@@ -328,7 +338,7 @@ def k8s_network_nads(networks, namespace="default", device_plugin="sriov", rdma_
             _fail(name, "defined twice in namespace %s" % ns)
         seen.add((ns, name))
         network, ipam = _ipam(name, net.get("ipam"), whereabouts_kubeconfig)
-        allow = bool(net.get("allow_overlap", False))
+        allow = _bool(name, "allow_overlap", net.get("allow_overlap", False))
         for other, other_net, other_allow in ranges:
             if network.version == other_net.version and network.first <= other_net.last and other_net.first <= network.last:
                 if not (allow and other_allow):

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import re
 
-DEFAULT_PKEY = 0x7FFF
-PKEY_MIN, PKEY_MAX = 0x0001, 0x7FFE
+from ansible_collections.fabric.infiniband.plugins.module_utils import values
+
+DEFAULT_PKEY = values.DEFAULT_PKEY
+PKEY_MIN, PKEY_MAX = values.PKEY_MIN, values.PKEY_MAX
 # The P_Key table of a ConnectX port holds 128 entries, the Default partition included.
 MAX_PKEYS_PER_PORT = 128
 MEMBERSHIPS = ("full", "limited", "both")
@@ -62,26 +64,12 @@ def normalize_guid(value, where):
 
 
 def parse_pkey(value, where):
-    """A partition key from an int or a string (``0x0001``, ``1``), checked against 0x0001-0x7ffe."""
-    number = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, str):
-        try:
-            number = int(value.strip(), 0)
-        except ValueError:
-            number = None
-    if number is None or not PKEY_MIN <= number <= PKEY_MAX:
-        raise ValueError(
-            "%s: %r is not an accepted P_Key; accepted: 0x0001 to 0x7ffe (0x7fff is the Default partition, "
-            "and the membership bit 0x8000 is OpenSM's to set)" % (where, value))
-    return number
+    """A partition key: the collection's one grammar (module_utils/values.py), the same in every role."""
+    return values.parse_pkey(value, where)
 
 
 def _check_bool(value, where):
-    if not isinstance(value, bool):
-        raise ValueError("%s: %r is not accepted; accepted: true or false" % (where, value))
-    return value
+    return values.parse_bool(value, where)
 
 
 def _check_choice(value, choices, where):
@@ -233,6 +221,7 @@ def _hosts_of(member, groups):
 
 def check_partitions(partitions, groups=None, hosts=None, default=None, allow_both=False):
     """Validate; return the inventory hosts (sorted) whose port GUIDs the members need."""
+    allow_both = values.parse_bool(allow_both, "opensm_allow_both_pkeys")
     parsed, _default = _check_all(partitions, groups, hosts, default, allow_both)
     needed = set()
     for partition in parsed:
@@ -254,6 +243,7 @@ def render_partitions(partitions, pf_guids=None, vf_guids=None, groups=None, hos
     pf_guids = pf_guids or {}
     vf_guids = vf_guids or {}
     groups = groups or {}
+    allow_both = values.parse_bool(allow_both, "opensm_allow_both_pkeys")
     parsed, checked_default = _check_all(partitions, groups, hosts if hosts is not None else list(pf_guids), default, allow_both)
     lines = ["# " + line if line else "#" for line in (header or "").splitlines()]
     lines.append("# Default partition: every port; the subnet manager's own port as a full member.")

@@ -109,9 +109,11 @@ BAD = [
      {}, "gw 10.1.0.1 is outside"),
     ("missing range", [_ipoib(ipam={"gateway": "10.56.0.1"})], {}, "ipam.range is required"),
     ("unknown ipam key", [_ipoib(ipam={"range": "10.56.0.0/16", "subnet": "10.56.0.0/16"})], {}, "unknown ipam keys subnet"),
-    ("pkey out of range", [_vf(pkey="0x8001")], {}, "out of range"),
-    ("pkey zero", [_ipoib(pkey=0)], {}, "out of range"),
-    ("pkey not a number", [_vf(pkey="full")], {}, "is not a number"),
+    ("pkey with the membership bit", [_vf(pkey="0x8001")], {}, "pkey: '0x8001' is not an accepted P_Key (0x8001 carries the full-membership bit"),
+    ("pkey zero", [_ipoib(pkey=0)], {}, "pkey: 0 is not an accepted P_Key"),
+    ("pkey not a number", [_vf(pkey="full")], {}, "pkey: 'full' is not an accepted P_Key"),
+    # issue 22: "20" was 0x0020 here and 0x0014 for opensm and ipoib; now refused everywhere
+    ("pkey decimal text", [_vf(pkey="20")], {}, "pkey: '20' is not an accepted P_Key (a P_Key string is hexadecimal with the 0x prefix"),
     ("ipoib master and child both", [_ipoib(master="ib0.8001", pkey=2)], {}, "not both"),
     ("ipoib without master", [{"name": "x", "type": "ipoib", "ipam": {"range": "10.1.0.0/24"}}], {}, "master None"),
     ("ipoib mtu too large", [_ipoib(mtu=70000)], {}, "mtu 70000 is out of range"),
@@ -147,3 +149,16 @@ def test_bad_input_is_refused(networks, options, says):
     with pytest.raises(AnsibleFilterError, match=None) as caught:
         k8s_network_nads(networks, **options)
     assert says in str(caught.value)
+
+
+@pytest.mark.parametrize("text, expected", [("false", False), ("no", False), ("true", True), (True, True)])
+def test_text_booleans_mean_what_they_say(text, expected):
+    """rdma_isolation: "false" (text, as -e and AWX pass it) was bool("false"), true (issue 22)."""
+    nad = k8s_network_nads([_vf(rdma_isolation=text, ib_kubernetes=text)], rdma_netns="exclusive")[0]
+    config = json.loads(nad["spec"]["config"])
+    assert (config["rdmaIsolation"], config["ibKubernetesEnabled"]) == (expected, expected)
+
+
+def test_a_boolean_word_is_refused():
+    with pytest.raises(AnsibleFilterError, match=r"network 'ib-vf': rdma_isolation: 'maybe' is not a boolean; accepted: true or false"):
+        k8s_network_nads([_vf(rdma_isolation="maybe")])

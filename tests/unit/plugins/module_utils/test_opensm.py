@@ -45,7 +45,7 @@ def test_members_resolved_from_hosts_groups_guids_and_keywords():
          "defmember": "full", "members": ["compute"]},
         {"name": "storage", "pkey": 0x20, "defmember": "limited",
          "members": [{"host": "sm1", "membership": "full"}, {"host": "c1", "functions": "pf"}, "0x1234"]},
-        {"name": "vfs", "pkey": "48", "members": [{"group": "compute", "functions": "vf", "membership": "full"}, "SELF"]},
+        {"name": "vfs", "pkey": 48, "members": [{"group": "compute", "functions": "vf", "membership": "full"}, "SELF"]},
     ])
     assert body(result)[1:] == [
         "compute=0x0010, ipoib, mtu=5, rate=16, sl=0, scope=2, defmember=full : "
@@ -80,13 +80,14 @@ def test_partition_without_members_is_left_out_with_a_warning():
     assert result["warnings"] == ["partition later (0x0100) has no member yet; left out of partitions.conf"]
 
 
-@pytest.mark.parametrize("pkey", ["0x0000", 0, "0x7fff", 0x7FFF, "0x8001", 0x10000, "zz", "", True, None, 1.5])
+# "1" and "20": text without 0x has no single meaning (decimal to OpenSM, refused by ib-kubernetes): refused (issue 22)
+@pytest.mark.parametrize("pkey", ["0x0000", 0, "0x7fff", 0x7FFF, "0x8001", 0x10000, "zz", "", True, None, 1.5, "1", "20"])
 def test_pkey_out_of_range_or_malformed(pkey):
     with pytest.raises(ValueError, match=r"opensm_partitions\[0\] \(p\)\.pkey: .* accepted: 0x0001 to 0x7ffe"):
         render([{"name": "p", "pkey": pkey}])
 
 
-@pytest.mark.parametrize("pkey", ["0x0001", "1", 1, "0x7ffe", 0x7FFE])
+@pytest.mark.parametrize("pkey", ["0x0001", "0x1", 1, "0x7ffe", 0x7FFE])
 def test_pkey_in_range(pkey):
     assert render([{"name": "p", "pkey": pkey, "members": ["ALL"]}])["partitions"][0]["pkey"] in ("0x0001", "0x7ffe")
 
@@ -100,7 +101,7 @@ def test_pkey_in_range(pkey):
     ([{"pkey": 1}], r"\[0\]\.name: None is not accepted"),
     ([{"name": "a"}], r"\(a\)\.pkey: missing; accepted: 0x0001 to 0x7ffe"),
     ([{"name": "a", "pkey": 1, "color": "red"}], r"\(a\): unknown key\(s\) color; accepted: name, pkey"),
-    ([{"name": "a", "pkey": 1, "ipoib": "yes"}], r"\(a\)\.ipoib: 'yes' is not accepted; accepted: true or false"),
+    ([{"name": "a", "pkey": 1, "ipoib": "maybe"}], r"\(a\)\.ipoib: 'maybe' is not a boolean; accepted: true or false"),
     ([{"name": "a", "pkey": 1, "mtu": 5}], r"\(a\)\.mtu: 5 is not accepted; accepted \(bytes\): 256, 512, 1024, 2048, 4096"),
     ([{"name": "a", "pkey": 1, "rate": 3}], r"\(a\)\.rate: 3 is not accepted; accepted \(Gb/s\): 2\.5, 5, 10"),
     ([{"name": "a", "pkey": 1, "sl": 16}], r"\(a\)\.sl: 16 is not accepted; accepted: an integer from 0 to 15"),
@@ -219,3 +220,21 @@ def test_log_check_partition_errors():
 def test_log_check_empty():
     assert opensm.log_check("") == {"states": [], "subnet_up": False, "errors": []}
     assert opensm.log_check(None) == {"states": [], "subnet_up": False, "errors": []}
+
+
+@pytest.mark.parametrize("text, allowed", [("false", False), ("no", False), ("0", False), ("true", True), (True, True)])
+def test_allow_both_pkeys_from_text_means_what_it_says(text, allowed):
+    """opensm_allow_both_pkeys=false (text, as -e and AWX surveys pass it) refuses 'both' (issue 22)."""
+    partitions = [{"name": "p", "pkey": 1, "defmember": "both", "members": ["ALL"]}]
+    if allowed:
+        assert render(partitions, allow_both=text)["partitions"][0]["pkey"] == "0x0001"
+    else:
+        with pytest.raises(ValueError, match=r"'both' needs opensm_allow_both_pkeys: true"):
+            render(partitions, allow_both=text)
+        with pytest.raises(ValueError, match=r"'both' needs opensm_allow_both_pkeys: true"):
+            opensm.check_partitions(partitions, allow_both=text)
+
+
+def test_allow_both_pkeys_not_a_boolean():
+    with pytest.raises(ValueError, match=r"^opensm_allow_both_pkeys: 'sometimes' is not a boolean"):
+        opensm.check_partitions([], allow_both="sometimes")
