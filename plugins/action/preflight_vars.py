@@ -19,6 +19,7 @@ from collections.abc import Mapping
 
 import yaml
 
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
 try:
@@ -56,6 +57,33 @@ def role_options(roles_dir=ROLES_DIR):
             names.update((entry or {}).get("options") or {})
         out[role] = names
     return out
+
+
+def main_specs(roles_dir=ROLES_DIR):
+    """``{role: options of its entry point main}`` for every role of the collection."""
+    out = {}
+    for role in sorted(os.listdir(roles_dir)):
+        path = os.path.join(roles_dir, role, "meta", "argument_specs.yml")
+        if role.startswith(("_", ".")) or not os.path.isfile(path):
+            continue
+        with open(path) as handle:
+            specs = (yaml.load(handle, Loader=_Loader) or {}).get("argument_specs") or {}
+        out[role] = ((specs.get("main") or {}).get("options")) or {}
+    return out
+
+
+def spec_problems(values, specs, roles):
+    """``["<role>: <problem>"]`` for the values that the entry point ``main`` of each role in ``roles`` refuses, as
+    the role's own argument validation would refuse them when it runs; options not set keep their defaults."""
+    problems = []
+    for role in roles:
+        options = specs.get(role) or {}
+        given = dict((name, values[name]) for name in options if name in values)
+        # options that must be given are the role's own business when it runs; here only what is set is judged
+        spec = dict((name, dict((k, v) for k, v in option.items() if k != "required")) for name, option in options.items())
+        result = ArgumentSpecValidator(spec).validate(given)
+        problems.extend("%s: %s" % (role, message) for message in result.error_messages)
+    return problems
 
 
 def _role_of(name, roles):
@@ -109,14 +137,15 @@ def message(unknown):
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("roles",))
+    _VALID_ARGS = frozenset(("roles", "specs"))
     # Nothing runs on the host: the task needs no connection to it (ansible-core skips opening one where it honours this).
     _requires_connection = False
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super(ActionModule, self).run(tmp, task_vars)
-        _spec, args = self.validate_argument_spec(argument_spec={"roles": {"type": "list", "elements": "str"}})
+        _spec, args = self.validate_argument_spec(argument_spec={"roles": {"type": "list", "elements": "str"},
+                                                                 "specs": {"type": "list", "elements": "str", "default": []}})
         options = role_options()
         roles = args["roles"]
         if roles is not None:
@@ -133,4 +162,17 @@ class ActionModule(ActionBase):
         result.update(changed=False, unknown=unknown, roles=sorted(options) if roles is None else sorted(roles))
         if unknown:
             result.update(failed=True, msg=message(unknown))
+            return result
+        strange = sorted(set(args["specs"]) - set(options))
+        if strange:
+            result.update(failed=True, msg="specs: %s %s no role of fabric.infiniband (roles: %s)" % (
+                ", ".join(strange), "is" if len(strange) == 1 else "are", ", ".join(sorted(options))))
+            return result
+        specs = main_specs()
+        values = dict((name, self._templar.template(task_vars[name])) for role in args["specs"]
+                      for name in specs.get(role, {}) if name in task_vars)
+        problems = spec_problems(values, specs, args["specs"])
+        result["problems"] = problems
+        if problems:
+            result.update(failed=True, msg="Refused before any change on any node: %s" % "; ".join(problems))
         return result

@@ -37,6 +37,14 @@ options:
       - Variables of the other roles' prefixes are let through.
     type: list
     elements: str
+  specs:
+    description:
+      - Also judge the values set for these roles (by short name) against the options of each role's entry point C(main), as the
+        role's own argument validation will when it runs, so that a whole run refuses a bad value of a later role before an earlier
+        role changes anything. Options not set keep their defaults; options a role requires are left to the role.
+    type: list
+    elements: str
+    default: []
 attributes:
   action:
     support: full
@@ -77,6 +85,12 @@ unknown:
   type: list
   elements: dict
   sample: [{name: sriov_pf, role: sriov, did_you_mean: sriov_pfs}]
+problems:
+  description: What the entry points C(main) of O(specs) refuse in the values set, one message each, starting with the role.
+  returned: when no unknown setting was found
+  type: list
+  elements: str
+  sample: ["rdma_netns: value of rdma_netns_mode must be one of: exclusive, shared, got: exclusive "]
 roles:
   description: The roles whose prefixes were checked.
   returned: always

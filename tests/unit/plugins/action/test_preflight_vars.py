@@ -107,3 +107,15 @@ def test_every_role_runs_the_check_first():
             first = yaml.safe_load(handle)[0]
         assert first["fabric.infiniband.preflight_vars"] == {"roles": [role]}, role
         assert first["tags"] == ["always"], role
+
+
+def test_spec_problems_judge_the_values_set_as_each_role_would():
+    """A whole run refuses a later role's bad value before an earlier role writes (issue 22, class 1)."""
+    specs = p.main_specs()
+    problems = p.spec_problems({"rdma_netns_mode": "exclusive ", "sriov_allow_vf_recreate": "false", "link_type_default": "ib"},
+                               specs, ["rdma_netns", "sriov", "link_type"])
+    assert problems == ["rdma_netns: value of rdma_netns_mode must be one of: exclusive, shared, got: exclusive "]
+    assert p.spec_problems({"link_type_allow_fw_reset": "maybe"}, specs, ["link_type"])[0].startswith(
+        "link_type: argument 'link_type_allow_fw_reset' is of type")
+    # options not set keep their defaults, required ones are left to the role
+    assert p.spec_problems({}, specs, sorted(specs)) == []
