@@ -52,6 +52,25 @@ def _job(root, ident, playbook, limit=None, extravars=None):
     return proc.returncode, status, stats[0] if stats else {}, (artifacts / "stdout").read_text(encoding="utf-8")
 
 
+def _plain(value):
+    """A cached value without ansible-core's data tags ({"value": ..., "tags": ..., "__ansible_type": ...})."""
+    if isinstance(value, dict):
+        if "__ansible_type" in value and "value" in value:
+            return _plain(value["value"])
+        return dict((key, _plain(item)) for key, item in value.items())
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _cached(root, node):
+    """A host's facts as the jobs left them in the store (ansible-core 2.19 names the jsonfile entry with a schema
+    prefix, s1_<host>, and keeps the facts, with their data tags, as a JSON string under __payload__)."""
+    (path,) = [p for p in (root.parent / "fact_cache").iterdir() if p.name == node or p.name.endswith("_" + node)]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return _plain(json.loads(data["__payload__"]) if "__payload__" in data else data)
+
+
 def _extravars(root):
     """The survey's answers: reboots allowed (the lab's reboots are container restarts), the report beside the cache."""
     return {"infiniband_allow_reboot": True, "verify_report_dir": str(root.parent / "fabric-report")}
@@ -85,10 +104,10 @@ def test_sliced_preparation_then_fabric_job_equals_one_site_run(fresh_lab, job_r
         assert len(writes) == expected["fw_writes"], (node, [c["argv"] for c in writes])
         assert lab.boot_count(node) == expected["boots"], node
     # What the fleet-wide job read of the nodes came from the cache the slices wrote.
-    cached = {p.name: json.loads(p.read_text(encoding="utf-8")) for p in (job_root.parent / "fact_cache").iterdir()}
     for node in lab.NODES:
-        assert cached[node]["infiniband_hca"]["hcas"], node
-        assert "sriov_vf_guids" in cached[node], sorted(cached[node])
+        cached = _cached(job_root, node)
+        assert cached["infiniband_hca"]["hcas"], node
+        assert "sriov_vf_guids" in cached, sorted(cached)
     report = json.loads((job_root.parent / "fabric-report" / "fabric-report.json").read_text(encoding="utf-8"))
     assert report["ok"] is True and sorted(h["host"] for h in report["hosts"]) == list(lab.NODES)
 
@@ -102,8 +121,7 @@ def test_second_round_changes_nothing(fresh_lab, job_root):
 
 def test_a_slice_cannot_reuse_a_vf_guid_another_slice_published(fresh_lab, job_root):
     """node01 published its VF GUIDs in its own slice; node03's slice asks for one of them: refused before any change."""
-    cached = json.loads((job_root.parent / "fact_cache" / "node01").read_text(encoding="utf-8"))
-    taken = cached["sriov_vf_guids"][0]
+    taken = _cached(job_root, "node01")["sriov_vf_guids"][0]
     before = {n: lab.durable_state(n) for n in lab.NODES}
     calls = len(lab.calls("node03"))
     pfs = [{"pf": "0000:86:00.0", "num_vfs": 2, "guids": [taken, "0x02fa0000000000ff"]}]
