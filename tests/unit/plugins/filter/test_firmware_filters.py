@@ -64,10 +64,10 @@ def _result(device, own, reported, power=False, **extra):
 def test_state_records_what_the_set_was_given_and_what_waits():
     reported = {"LINK_TYPE_P1": {"reboot_required": False}, "SRIOV_EN": {"reboot_required": True},
                 "NUM_OF_VFS": {"reboot_required": True}}
-    fact = mlxconfig_state({"results": [_result(CARD, {"LINK_TYPE_P1": "IB"}, reported, power=True),
-                                         {"skipped": True, "item": {"device": "0000:86:00.0"}},
-                                         {"failed": True, "item": {"device": "0000:c1:00.0"}}]},
-                           others={CARD: {"SRIOV_EN": "True", "NUM_OF_VFS": 8}, "0000:99:00.0": {"X": 1}})
+    results = [_result(CARD, {"LINK_TYPE_P1": "IB"}, reported, power=True),
+               {"skipped": True, "item": {"device": "0000:86:00.0"}},
+               {"failed": True, "item": {"device": "0000:c1:00.0"}}]
+    fact = mlxconfig_state({"results": results}, others={CARD: {"SRIOV_EN": "True", "NUM_OF_VFS": 8}, "0000:99:00.0": {"X": 1}})
     assert fact["run_id"] == RUN and list(fact["devices"]) == [CARD]
     assert fact["devices"][CARD] == {"power_cycle_required": True, "params": {
         "LINK_TYPE_P1": {"requested": "IB", "reboot_required": False},
