@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: fact_current
 short_description: Whether a node fact of this collection was read in this run and is not stale
 version_added: 0.2.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes a fact published by M(fabric.infiniband.hca_info) (C(infiniband_hca)), M(fabric.infiniband.pending_info) or
     M(fabric.infiniband.pending_action) (C(infiniband_pending)) and returns V(true) when it was read in the current run of

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: firmware_others
 short_description: The firmware parameters other roles published for this run, per card
 version_added: 0.2.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes the fact C(infiniband_firmware_wanted) (P(fabric.infiniband.firmware_wanted#filter)) and returns the parameters every role
     but O(role) published for each card, merged, when the fact belongs to the current run; V({}) otherwise.

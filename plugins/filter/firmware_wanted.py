@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: firmware_wanted
 short_description: Publish a role's firmware parameters per card, for one write per card in a run
 version_added: 0.2.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - A role that plans firmware parameters (P(fabric.infiniband.sriov#role)) publishes them with this filter in the fact
     C(infiniband_firmware_wanted), stamped with the current run (P(fabric.infiniband.run_id#lookup)). The role that writes a card's

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: mlxconfig_covered
 short_description: Split a role's firmware cards into those this run already wrote or read and those to ask
 version_added: 0.2.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes a role's cards (each with C(device) and C(params)) and the fact C(infiniband_firmware) (P(fabric.infiniband.mlxconfig_state#filter)).
     A card is covered when the fact belongs to the current run and holds the same value for every one of the card's parameters. An

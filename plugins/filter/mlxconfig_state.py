@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: mlxconfig_state
 short_description: The fact of what this run wrote to or read from each card's firmware
 version_added: 0.2.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes the registered results of a loop of M(fabric.infiniband.mlxconfig) and returns the fact C(infiniband_firmware), per card
     the parameters the module was given, whether each waits for a reboot, and whether the card loads them only on a power cycle,

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: pending_may_hold
 short_description: Whether a node's pending-action record may hold a role's entry
 version_added: 0.2.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes the fact C(infiniband_pending) (published by M(fabric.infiniband.pending_info), M(fabric.infiniband.hca_info) with
     O(fabric.infiniband.hca_info#module:pending=true) and M(fabric.infiniband.pending_action)) and returns V(false) only when that fact is

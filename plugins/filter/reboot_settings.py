@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: reboot_settings
 short_description: Check the reboot settings, batch controls included, naming the variable the user set
 version_added: 0.1.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes a dict of reboot settings by the name the user set them under, the playbooks' C(infiniband_*) names
     (C(playbooks/reboot.yml)) or the P(fabric.infiniband.node_reboot#role) role's C(node_reboot_*) names, and returns the

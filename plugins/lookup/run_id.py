@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: run_id
 short_description: The identity of this ansible-playbook run, to stamp node facts with
 version_added: 0.2.0
-author: fabric.infiniband developers
+author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Returns one string naming the current run of C(ansible-playbook) on this controller (host name, process ID and start time of the
     process that forks the workers).

@@ -27,7 +27,7 @@ description:
     C(infiniband_preflight_allow) (for a variable of your own that happens to start like a role's name, such as C(verify_ssl)).
   - Runs on the controller; reads no value but C(infiniband_preflight_allow) and changes nothing.
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 extends_documentation_fragment:
   - fabric.infiniband.attributes
 options:

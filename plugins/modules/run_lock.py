@@ -24,7 +24,7 @@ description:
     is created whole and only if none exists (a complete temporary file hard-linked to the lock's name, which fails when
     the name exists, as C(O_CREAT|O_EXCL) does), and a lock is replaced by an atomic rename.
 author:
-  - fabric.infiniband developers (!UNKNOWN)
+  - fabric.infiniband developers (@fabric-infiniband)
 extends_documentation_fragment:
   - fabric.infiniband.attributes
 attributes:
