@@ -43,15 +43,22 @@ ALLOW_VAR = "infiniband_preflight_allow"
 _RESULT_KEYS = ("changed", "failed", "skipped", "results", "unreachable")
 
 
-def role_options(roles_dir=ROLES_DIR):
-    """``{role: set of its options}`` for every role of the collection (every entry point's options)."""
+def _argument_specs(roles_dir=ROLES_DIR):
+    """``{role: its argument_specs (entry point to spec)}`` for every role of the collection."""
     out = {}
     for role in sorted(os.listdir(roles_dir)):
         path = os.path.join(roles_dir, role, "meta", "argument_specs.yml")
         if role.startswith(("_", ".")) or not os.path.isfile(path):
             continue
         with open(path) as handle:
-            specs = (yaml.load(handle, Loader=_Loader) or {}).get("argument_specs") or {}
+            out[role] = (yaml.load(handle, Loader=_Loader) or {}).get("argument_specs") or {}
+    return out
+
+
+def role_options(roles_dir=ROLES_DIR):
+    """``{role: set of its options}`` for every role of the collection (every entry point's options)."""
+    out = {}
+    for role, specs in _argument_specs(roles_dir).items():
         names = set()
         for entry in specs.values():
             names.update((entry or {}).get("options") or {})
@@ -61,15 +68,7 @@ def role_options(roles_dir=ROLES_DIR):
 
 def main_specs(roles_dir=ROLES_DIR):
     """``{role: options of its entry point main}`` for every role of the collection."""
-    out = {}
-    for role in sorted(os.listdir(roles_dir)):
-        path = os.path.join(roles_dir, role, "meta", "argument_specs.yml")
-        if role.startswith(("_", ".")) or not os.path.isfile(path):
-            continue
-        with open(path) as handle:
-            specs = (yaml.load(handle, Loader=_Loader) or {}).get("argument_specs") or {}
-        out[role] = ((specs.get("main") or {}).get("options")) or {}
-    return out
+    return dict((role, ((specs.get("main") or {}).get("options")) or {}) for role, specs in _argument_specs(roles_dir).items())
 
 
 def spec_problems(values, specs, roles):
