@@ -48,7 +48,7 @@ from collections import namedtuple
 BITS = 64
 ZERO = 0
 ALL_ONES = (1 << BITS) - 1
-ACCEPTED = ('0x and 16 hex digits ("0x0c42a10300aa0010") or 8 hex bytes joined by colons ("0c:42:a1:03:00:aa:00:10"), '
+ACCEPTED = ('8 bytes, 0x and 16 hex digits ("0x0c42a10300aa0010") or hex bytes joined by colons ("0c:42:a1:03:00:aa:00:10"), '
             "quoted in YAML")
 PREFIX_ACCEPTED = '0x and 4 hex digits ("0x02fa") or 2 hex bytes joined by a colon ("02:fa"), quoted in YAML'
 

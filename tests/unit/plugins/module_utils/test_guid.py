@@ -66,7 +66,7 @@ def test_refused_with_what_is_wrong(value, says):
     assert message.startswith(WHERE + " "), message
     assert says in message, message
     if "zero" not in says and "all-ones" not in says:
-        assert message.endswith('write it as 0x and 16 hex digits ("0x0c42a10300aa0010") or 8 hex bytes joined by colons '
+        assert message.endswith('write it as 8 bytes, 0x and 16 hex digits ("0x0c42a10300aa0010") or hex bytes joined by colons '
                                 '("0c:42:a1:03:00:aa:00:10"), quoted in YAML'), message
 
 

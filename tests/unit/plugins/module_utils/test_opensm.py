@@ -109,7 +109,7 @@ def test_pkey_in_range(pkey):
     ([{"name": "a", "pkey": 1, "defmember": "half"}], r"\(a\)\.defmember: 'half' is not accepted; accepted: full, limited, both"),
     ([{"name": "a", "pkey": 1, "members": "c1"}], r"\(a\)\.members: 'c1' is not accepted; accepted: a list"),
     ([{"name": "a", "pkey": 1, "members": ["nosuch"]}], r"\.members\[0\]: 'nosuch' is neither a port GUID"),
-    ([{"name": "a", "pkey": 1, "members": ["0xZZ"]}], r"\.members\[0\] '0xZZ' is not hex after 0x; write it as 0x and 16 hex digits"),
+    ([{"name": "a", "pkey": 1, "members": ["0xZZ"]}], r"\.members\[0\] '0xZZ' is not hex after 0x; write it as 8 bytes, 0x and 16 hex digits"),
     ([{"name": "a", "pkey": 1, "members": ["0x0"]}], r"\.members\[0\] '0x0' has 1 hex digits after 0x; a GUID has 16"),
     ([{"name": "a", "pkey": 1, "members": ["0x0000000000000000"]}], r"\.members\[0\] '0x0000000000000000' is the zero GUID"),
     ([{"name": "a", "pkey": 1, "members": [{"guid": "b8:ce:f6:03:00:a3:00"}]}], r"\.members\[0\]\.guid 'b8:ce:f6:03:00:a3:00' has 7 groups"),
