@@ -70,7 +70,8 @@ def test_derived_host_id_is_stable():
     assert a == b != c
 
 
-G1, G5 = "0x0200000000000001", "0x0200000000000005"
+G1 = "0x0200000000000001"
+G5 = "0x0200000000000005"
 
 
 @pytest.mark.parametrize("pfs, kwargs, says", [

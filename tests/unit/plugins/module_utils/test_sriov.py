@@ -33,7 +33,9 @@ def test_desired_vfs_guid_sets_both_and_default_link_state_fills_the_rest():
     }
 
 
-G1, G2, G5 = "0x0200000000000001", "0x0200000000000002", "0x0200000000000005"
+G1 = "0x0200000000000001"
+G2 = "0x0200000000000002"
+G5 = "0x0200000000000005"
 
 
 @pytest.mark.parametrize("vfs, says", [
