@@ -162,7 +162,7 @@ def _number_message(value, number, where, what, nbytes, example):
         wrote = " or ".join(r.written for r in readings)
         quoted = " or ".join('"%s"' % q for q in dict.fromkeys(r.quoted for r in readings))
     else:
-        wrote, quoted = "value", '"%s"' % example
+        wrote, quoted = what, '"%s"' % example
     if isinstance(value, str):
         # digits as text: written so, or a YAML number that a module's str option turned into text
         return ("%s %r is digits only, not a %s: hex digits need 0x, and YAML reads an unquoted %s as this number. "
