@@ -113,9 +113,13 @@ def test_no_range_of_numbers_is_safe():
     """Why every number is refused: the readings overlap real GUIDs. Every base-60 reading of 8 bytes and every 16-digit
     octal reading is below 2**48, but a 16-digit decimal one (hex digits written without 0x) is not, and lands on
     vendor OUIs such as QLogic's 00:11:75."""
-    assert 99 * 60 ** 7 + sum(59 * 60 ** i for i in range(7)) < 2 ** 48
-    assert 8 ** 15 < 2 ** 48
-    assert 10 ** 15 > 2 ** 48 and 0x0011750000000001 < 10 ** 16
+    def load(text):
+        return yaml.safe_load("g: %s" % text)["g"]
+
+    assert load("99:59:59:59:59:59:59:59") < 2 ** 48  # the largest base-60 reading of 8 bytes
+    assert load("0777777777777777") < 2 ** 48  # the largest 16-character octal reading
+    # an unquoted QLogic GUID and the GUID 0x4913717464530945 written without 0x: one number, above 2**48
+    assert load("0x0011750000000001") == load("4913717464530945") >= 2 ** 48
 
 
 def test_digits_as_text_are_a_yaml_number_made_text():
