@@ -85,6 +85,33 @@ def spec_problems(values, specs, roles):
     return problems
 
 
+def role_names(value, option, known):
+    """The role names of the option ``roles`` or ``specs``: a list of names (or one name, or names joined by commas, as
+    Ansible's list options take them); ``ValueError`` with a message that names the option and the roles otherwise."""
+    accepted = "accepted: a list of roles of fabric.infiniband by short name (%s)" % ", ".join(sorted(known))
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, (list, tuple)):
+        kind = ("mapping" if isinstance(value, Mapping) else "boolean" if isinstance(value, bool)
+                else "number" if isinstance(value, (int, float)) else type(value).__name__)
+        raise ValueError("%s: %r is not accepted (a %s); %s" % (option, value, kind, accepted))
+    names = []
+    for index, item in enumerate(value):
+        if not isinstance(item, str) or not item.strip():
+            raise ValueError("%s[%d]: %r is not a role name; %s" % (option, index, item, accepted))
+        names.append(item.strip())
+    strange = [name for name in names if name not in known]
+    if strange:
+        hints = []
+        for name in strange:
+            close = name.rsplit(".", 1)[-1] if name.startswith("fabric.infiniband.") else None
+            close = close if close in known else (difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6) or [None])[0]
+            hints.append("%s (did you mean %s?)" % (name, close) if close else name)
+        raise ValueError("%s: %s %s no role of fabric.infiniband; %s" % (
+            option, ", ".join(hints), "is" if len(strange) == 1 else "are", accepted))
+    return names
+
+
 def _role_of(name, roles):
     """The role whose prefix ``<role>_`` starts ``name`` (the longest, should one prefix another)."""
     found = [role for role in roles if name.startswith(role + "_")]
@@ -143,16 +170,17 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super(ActionModule, self).run(tmp, task_vars)
-        _spec, args = self.validate_argument_spec(argument_spec={"roles": {"type": "list", "elements": "str"},
-                                                                 "specs": {"type": "list", "elements": "str", "default": []}})
         options = role_options()
-        roles = args["roles"]
-        if roles is not None:
-            strange = sorted(set(roles) - set(options))
-            if strange:
-                result.update(failed=True, msg="roles: %s %s no role of fabric.infiniband (roles: %s)" % (
-                    ", ".join(strange), "is" if len(strange) == 1 else "are", ", ".join(sorted(options))))
-                return result
+        # The options are checked here rather than by Ansible's argument validation, whose messages name its own types
+        # (_AnsibleTaggedDict) and refuse null for a list that has a default. null means the default: every role for
+        # roles, none for specs (what a playbook's expression may give for a host in no group).
+        args = self._task.args
+        try:
+            roles = None if args.get("roles") is None else role_names(args["roles"], "roles", options)
+            spec_roles = [] if args.get("specs") is None else role_names(args["specs"], "specs", options)
+        except ValueError as exc:
+            result.update(failed=True, changed=False, msg="%s. Nothing was checked or changed." % exc)
+            return result
         allow = self._templar.template(task_vars.get(ALLOW_VAR)) or []
         if isinstance(allow, str) or not isinstance(allow, (list, tuple)) or not all(isinstance(n, str) for n in allow):
             result.update(failed=True, msg="%s must be a list of variable names, got %r" % (ALLOW_VAR, allow))
@@ -162,15 +190,10 @@ class ActionModule(ActionBase):
         if unknown:
             result.update(failed=True, msg=message(unknown))
             return result
-        strange = sorted(set(args["specs"]) - set(options))
-        if strange:
-            result.update(failed=True, msg="specs: %s %s no role of fabric.infiniband (roles: %s)" % (
-                ", ".join(strange), "is" if len(strange) == 1 else "are", ", ".join(sorted(options))))
-            return result
         specs = main_specs()
-        values = dict((name, self._templar.template(task_vars[name])) for role in args["specs"]
+        values = dict((name, self._templar.template(task_vars[name])) for role in spec_roles
                       for name in specs.get(role, {}) if name in task_vars)
-        problems = spec_problems(values, specs, args["specs"])
+        problems = spec_problems(values, specs, spec_roles)
         result["problems"] = problems
         if problems:
             result.update(failed=True, msg="Refused before any change on any node: %s" % "; ".join(problems))

@@ -93,6 +93,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.fabric.infiniband.plugins.module_utils import guid
 from ansible_collections.fabric.infiniband.plugins.module_utils import pci
 from ansible_collections.fabric.infiniband.plugins.module_utils import sriov
 
@@ -125,11 +126,6 @@ def _find(pfs, name, where):
     return None, None
 
 
-def _colon(guid):
-    digits = guid[2:]
-    return ":".join(digits[i:i + 2] for i in range(0, 16, 2))
-
-
 def _check_int(value, where, low, high):
     if isinstance(value, bool) or not isinstance(value, int):
         try:
@@ -154,9 +150,10 @@ def sriov_plan(hca, pfs, host_name, guid_mode="scheme", guid_prefix="0x02fa", ho
     floor = _check_int(firmware_num_vfs, "sriov_firmware_num_vfs", 0, MAX_VFS)
     prefix = None
     if guid_mode == "scheme":
-        prefix, why = sriov.parse_prefix(guid_prefix)
-        if why:
-            raise AnsibleFilterError("sriov_guid_prefix %r: %s" % (guid_prefix, why))
+        try:
+            prefix = sriov.parse_prefix(guid_prefix, "sriov_guid_prefix")
+        except guid.GuidError as exc:
+            raise AnsibleFilterError(str(exc)) from None
         host = sriov.host_id(host_name) if host_id is None else _check_int(host_id, "sriov_guid_host_id", 0, 0xFFFFFFFF)
     host_pfs = _pfs_of_host(hca)
     plan = {"pfs": [], "cards": [], "guids": []}
@@ -189,11 +186,12 @@ def sriov_plan(hca, pfs, host_name, guid_mode="scheme", guid_prefix="0x02fa", ho
             given = item["guids"]
             if not isinstance(given, list) or len(given) < num:
                 raise AnsibleFilterError("%s.guids must list at least num_vfs (%d) GUIDs, one per VF" % (where, num))
-            for vf, value in enumerate(given[:num]):
-                number, why = sriov.parse_guid(value)
-                if why:
-                    raise AnsibleFilterError("%s.guids[%d] %r: %s" % (where, vf, value, why))
-                guids.append(sriov.format_guid(number))
+            # every GUID listed is checked, also those beyond num_vfs (kept for later): a typo fails now
+            try:
+                checked = [guid.require(value, "%s.guids[%d]" % (where, vf)) for vf, value in enumerate(given)]
+            except guid.GuidError as exc:
+                raise AnsibleFilterError(str(exc)) from None
+            guids = checked[:num]
         elif guid_mode == "scheme" and ib:
             guids = [sriov.format_guid(sriov.scheme_guid(prefix, host, index, vf)) for vf in range(num)]
         if guids and not ib:
@@ -205,7 +203,7 @@ def sriov_plan(hca, pfs, host_name, guid_mode="scheme", guid_prefix="0x02fa", ho
             "rdma_device": entry.get("rdma_device"), "netdev": (ports[0].get("netdev") if ports else None),
             "num_vfs": num, "link_state": state, "total_vfs": sriov_files.get("total_vfs"),
             "ready_now": num == 0 or (sriov_files.get("total_vfs") or 0) >= num,
-            "vfs": [{"index": vf, "guid": guid} for vf, guid in enumerate(guids)],
+            "vfs": [{"index": vf, "guid": value} for vf, value in enumerate(guids)],
         })
         plan["guids"].extend(guids)
         card = cards.setdefault(entry["card_address"], {"card": entry["card_address"], "model": entry["model"],
@@ -224,7 +222,7 @@ def sriov_plan(hca, pfs, host_name, guid_mode="scheme", guid_prefix="0x02fa", ho
         if card["num_vfs"] and (card["total_vfs"] or 0) < card["num_vfs"]:
             plan["cards"].append(card)
     plan["boot"] = {"pfs": [{key: pf[key] for key in ("pf", "num_vfs", "link_state", "vfs")} for pf in plan["pfs"]]}
-    plan["operator_pool"] = [{"pci_address": pf["pf"], "guids": [_colon(vf["guid"]) for vf in pf["vfs"]]}
+    plan["operator_pool"] = [{"pci_address": pf["pf"], "guids": [guid.colon_form(vf["guid"]) for vf in pf["vfs"]]}
                              for pf in plan["pfs"] if pf["vfs"]]
     dupes = sorted({g for g in plan["guids"] if plan["guids"].count(g) > 1})
     if dupes:

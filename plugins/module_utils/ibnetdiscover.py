@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.fabric.infiniband.plugins.module_utils import guid as _guid
+
 TOOL = "ibnetdiscover"
 
 _HEX = r"(?:0x)?[0-9a-fA-F]+"
@@ -60,13 +62,8 @@ def argv(ca=None, port=None, timeout_ms=None):
 
 
 def guid(text):
-    """``0x`` and 16 lower-case hex digits, from ``0x...`` or bare hex digits; None if empty."""
-    if text is None:
-        return None
-    text = text.strip().lower()
-    if text.startswith("0x"):
-        text = text[2:]
-    return "0x%016x" % int(text, 16) if text else None
+    """``0x`` and 16 lower-case hex digits, from ``0x...`` or bare hex digits; None if empty (module_utils/guid.py)."""
+    return _guid.normalize(text)
 
 
 def _split_comment(comment):

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.fabric.infiniband.plugins.module_utils import guid
+
 
 # ip link's word for a VF's link state, and MLNX_OFED's sysfs ``sriov/<n>/policy`` for the same
 LINK_STATES = ("auto", "enable", "disable")
@@ -27,18 +29,13 @@ OFED_POLICY = {"auto": "Follow", "enable": "Up", "disable": "Down"}
 POLICY_LINK_STATE = {"follow": "auto", "up": "enable", "down": "disable", "auto": "auto"}
 
 _VF_RE = re.compile(r"^\s*vf\s+(\d+)\b(.*)$")
-_GUID_FIELD_RE = re.compile(r"\b(NODE_GUID|PORT_GUID)\s+([0-9a-fA-F]{1,2}(?::[0-9a-fA-F]{1,2}){7})\b")
+_GUID_FIELD_RE = re.compile(r"\b(NODE_GUID|PORT_GUID)\s+([^\s,]+)")
 _LINK_STATE_RE = re.compile(r"\blink-state\s+(\w+)")
 
 
-def guid_bytes(guid):
+def guid_bytes(value):
     """``0x0200000000000001`` -> ``02:00:00:00:00:00:00:01`` (the form ``ip link`` and the OFED sysfs take)."""
-    digits = "%016x" % int(guid, 16)
-    return ":".join(digits[i:i + 2] for i in range(0, 16, 2))
-
-
-def _hex_guid(text):
-    return "0x" + "".join(part.zfill(2) for part in text.lower().split(":"))
+    return guid.colon_form(value)
 
 
 def show_args(netdev):
@@ -72,7 +69,7 @@ def parse_vfs(text):
         rest = match.group(2)
         entry = {"node_guid": None, "port_guid": None, "link_state": None}
         for name, value in _GUID_FIELD_RE.findall(rest):
-            entry["node_guid" if name == "NODE_GUID" else "port_guid"] = _hex_guid(value)
+            entry["node_guid" if name == "NODE_GUID" else "port_guid"] = guid.normalize(value)
         state = _LINK_STATE_RE.search(rest)
         if state:
             entry["link_state"] = state.group(1).lower()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.fabric.infiniband.plugins.module_utils import guid
 from ansible_collections.fabric.infiniband.plugins.module_utils import values
 
 DEFAULT_PKEY = values.DEFAULT_PKEY
@@ -37,7 +38,6 @@ MTU_CODES = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
 RATE_CODES = {2.5: 2, 10: 3, 30: 4, 5: 5, 20: 6, 40: 7, 60: 8, 80: 9, 120: 10, 14: 11, 56: 12, 112: 13,
               168: 14, 25: 15, 100: 16, 200: 17, 300: 18, 28: 19, 50: 20, 400: 21, 600: 22}
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}$")
-_GUID = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
 _PARTITION_KEYS = ("name", "pkey", "ipoib", "mtu", "rate", "sl", "scope", "defmember", "members")
 _DEFAULT_KEYS = ("membership", "ipoib", "mtu", "rate", "sl", "scope")
 _MEMBER_KEYS = ("guid", "host", "group", "membership", "functions")
@@ -54,13 +54,10 @@ def _fmt_list(values):
     return ", ".join(str(v) for v in values)
 
 
-def normalize_guid(value, where):
-    """``0x`` and up to 16 hex digits, as 16 lower-case digits."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 64:
-        return "0x%016x" % value
-    if isinstance(value, str) and _GUID.match(value.strip()) and int(value.strip(), 16) != 0:
-        return "0x%016x" % int(value.strip(), 16)
-    raise ValueError("%s: %r is not a port GUID; accepted: 0x followed by 1 to 16 hex digits, not zero" % (where, value))
+def normalize_guid(value, where, exact=True):
+    """A port GUID in normal form (``0x`` and 16 lower-case digits): the collection's one grammar (module_utils/guid.py).
+    ``exact=False`` for the GUIDs of facts (what the tools printed)."""
+    return guid.require(value, where, "port GUID", exact=exact)
 
 
 def parse_pkey(value, where):
@@ -131,9 +128,15 @@ def _parse_member(member, groups, hosts, allow_both, where):
             return {"host": text, "membership": None, "functions": "all"}
         if text in groups:
             return {"group": text, "membership": None, "functions": "all"}
+        if ":" in text or text.isdigit():
+            # a GUID in bytes, or digits (hex without 0x, or a YAML number made text)
+            return {"guid": normalize_guid(text, where), "membership": None, "functions": "all"}
         raise ValueError(
             "%s: %r is neither a port GUID (0x...), an inventory host, an inventory group nor one of %s"
             % (where, member, _fmt_list(KEYWORDS)))
+    if isinstance(member, (int, float)) and not isinstance(member, bool):
+        # an unquoted GUID, made a number by YAML: refused with what to write
+        normalize_guid(member, where)
     if not isinstance(member, dict):
         raise ValueError("%s: %r is not accepted; accepted: a string (port GUID, host, group or keyword) or a dict with "
                          "one of guid, host, group" % (where, member))
@@ -266,13 +269,13 @@ def render_partitions(partitions, pf_guids=None, vf_guids=None, groups=None, hos
                     if host not in pf_guids:
                         raise ValueError("opensm_partitions (%s): the port GUIDs of %s are not known (not discovered)" % (partition["name"], host))
                     if member["functions"] in ("all", "pf"):
-                        found += [normalize_guid(g, "port GUID of %s" % host) for g in pf_guids[host] or []]
+                        found += [normalize_guid(g, "port GUID of %s" % host, exact=False) for g in pf_guids[host] or []]
                     if member["functions"] in ("all", "vf"):
-                        found += [normalize_guid(g, "sriov_vf_guids of %s" % host) for g in vf_guids.get(host) or []]
-            for guid in found:
-                old = guids.get(guid, "unset")
+                        found += [normalize_guid(g, "sriov_vf_guids of %s" % host, exact=False) for g in vf_guids.get(host) or []]
+            for port_guid in found:
+                old = guids.get(port_guid, "unset")
                 if old == "unset" or _STRENGTH.get(membership or "", 0) > _STRENGTH.get(old or "", 0):
-                    guids[guid] = membership
+                    guids[port_guid] = membership
         definition = "%s=0x%04x" % (partition["name"], partition["pkey"])
         definition += "".join(", " + f for f in partition["flags"])
         if partition["defmember"]:
@@ -286,8 +289,8 @@ def render_partitions(partitions, pf_guids=None, vf_guids=None, groups=None, hos
             lines.append("%s : %s ;" % (definition, ", ".join(ports)))
         if any(k in _ALL_CA_KEYWORDS for k in keywords):
             all_ca += 1
-        for guid in guids:
-            per_port[guid] = per_port.get(guid, 0) + 1
+        for port_guid in guids:
+            per_port[port_guid] = per_port.get(port_guid, 0) + 1
         summary.append({"name": partition["name"], "pkey": "0x%04x" % partition["pkey"], "guids": sorted(guids),
                         "keywords": sorted(keywords), "flags": partition["flags"]})
     worst = max([count + all_ca for count in per_port.values()] + [all_ca])
@@ -306,9 +309,9 @@ def port_guids(hca_info):
             continue
         for port in hca.get("ports", []):
             if port.get("link_layer") == "InfiniBand" and port.get("port_guid"):
-                guid = normalize_guid(port["port_guid"], "port GUID of %s" % hca.get("rdma_device"))
-                if guid not in guids:
-                    guids.append(guid)
+                found = normalize_guid(port["port_guid"], "port GUID of %s" % hca.get("rdma_device"), exact=False)
+                if found not in guids:
+                    guids.append(found)
     return guids
 
 

@@ -23,47 +23,15 @@ from __future__ import annotations
 
 import hashlib
 
+from ansible_collections.fabric.infiniband.plugins.module_utils import guid
 
-ZERO_GUID = 0
-ALL_ONES_GUID = (1 << 64) - 1
 MAX_PF_INDEX = 0xFF
 MAX_VF_INDEX = 0xFF
 
 
-def parse_guid(value):
-    """A GUID as ``0x0200000000000001``, ``02:00:00:00:00:00:00:01`` or ``0200:0000:0000:0001``
-    -> (int, None), or (None, why) when it is not one, or is zero or all ones (the values
-    ib-sriov-cni rejects with "VF GUID is not valid")."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    else:
-        text = str(value).strip().lower()
-        if text.startswith("0x"):
-            digits = text[2:]
-        elif ":" in text:
-            groups = text.split(":")
-            if len(groups) == 8 and all(1 <= len(g) <= 2 for g in groups):
-                digits = "".join(g.zfill(2) for g in groups)
-            elif len(groups) == 4 and all(1 <= len(g) <= 4 for g in groups):
-                digits = "".join(g.zfill(4) for g in groups)
-            else:
-                return None, "not a GUID (8 bytes: 0x0200000000000001 or 02:00:00:00:00:00:00:01)"
-        else:
-            digits = text
-        if not digits or len(digits) > 16 or any(c not in "0123456789abcdef" for c in digits):
-            return None, "not a GUID (8 bytes: 0x0200000000000001 or 02:00:00:00:00:00:00:01)"
-        number = int(digits, 16)
-    if number < 0 or number > ALL_ONES_GUID:
-        return None, "not a GUID (8 bytes)"
-    if number == ZERO_GUID:
-        return None, "the zero GUID is not valid for a VF"
-    if number == ALL_ONES_GUID:
-        return None, "the all-ones GUID is not valid for a VF"
-    return number, None
-
-
 def format_guid(number):
-    return "0x%016x" % number
+    """``0x`` and 16 lower-case hex digits (module_utils/guid.py)."""
+    return guid.to_text(number)
 
 
 # ------------------------------------------------------------------ the VF count
@@ -118,11 +86,11 @@ def desired_vfs(num_vfs, vfs, default_link_state=None):
                          ("port_guid", "port_guid")):
             if item.get(src) is None:
                 continue
-            number, why = parse_guid(item[src])
-            if why:
-                errors.append("%s.%s %r: %s" % (where, src, item[src], why))
-                continue
-            entry[key] = format_guid(number)
+            try:
+                entry[key] = guid.require(item[src], "%s.%s" % (where, src))
+            except guid.GuidError as exc:
+                if str(exc) not in errors:  # guid is read twice, for the node and the port GUID
+                    errors.append(str(exc))
         out[index] = entry
     if default_link_state:
         for index in range(num_vfs):
@@ -130,12 +98,12 @@ def desired_vfs(num_vfs, vfs, default_link_state=None):
     seen = {}
     for index, entry in sorted(out.items()):
         for key in ("node_guid", "port_guid"):
-            guid = entry[key]
-            if guid is None:
+            value = entry[key]
+            if value is None:
                 continue
-            other = seen.setdefault((key, guid), index)
+            other = seen.setdefault((key, value), index)
             if other != index:
-                errors.append("vfs: %s %s is given to VF %d and VF %d; every VF needs its own" % (key, guid, other, index))
+                errors.append("vfs: %s %s is given to VF %d and VF %d; every VF needs its own" % (key, value, other, index))
     return out, errors
 
 
@@ -157,18 +125,14 @@ def needs_rebind(vf, want):
 
 # ------------------------------------------------------------------ the fleet's GUID scheme
 
-def parse_prefix(value):
-    """``0x02fa``/``02:fa`` -> (int, None) or (None, why); must be locally administered."""
-    text = str(value).strip().lower().replace(":", "")
-    if text.startswith("0x"):
-        text = text[2:]
-    if len(text) != 4 or any(c not in "0123456789abcdef" for c in text):
-        return None, "not a 2-byte prefix (for example 0x02fa or 02:fa)"
-    number = int(text, 16)
+def parse_prefix(value, where):
+    """``0x02fa``/``02:fa`` -> int, or ``guid.GuidError`` naming ``where``; must be locally administered."""
+    number = guid.require_prefix(value, where)
     if not (number >> 8) & 0x02:
-        return None, ("its first byte 0x%02x is not locally administered (bit 0x02 unset), so VF GUIDs could equal "
-                      "vendor-assigned ones; use a first byte such as 0x02, 0x06, 0x0a or 0xfa" % (number >> 8))
-    return number, None
+        raise guid.GuidError(
+            "%s %r: its first byte 0x%02x is not locally administered (bit 0x02 unset), so VF GUIDs could equal "
+            "vendor-assigned ones; use a first byte such as 0x02, 0x06, 0x0a or 0xfa" % (where, value, number >> 8))
+    return number
 
 
 def host_id(name):

@@ -19,6 +19,7 @@ import ipaddress
 import os
 import re
 
+from ansible_collections.fabric.infiniband.plugins.module_utils import guid
 from ansible_collections.fabric.infiniband.plugins.module_utils import pci
 
 
@@ -172,24 +173,8 @@ def parse_rate(text):
 
 def format_guid(text):
     """A GUID in any of ``c470:bd03:00cf:4964``, ``0xc470bd0300cf4964`` or
-    ``c4:70:bd:03:00:cf:49:64`` -> ``0xc470bd0300cf4964`` (ibstat's form)."""
-    text = _clean(text)
-    if text is None:
-        return None
-    value = text.lower()
-    if value.startswith("0x"):
-        digits = value[2:]
-    elif ":" in value:
-        groups = value.split(":")
-        width = 16 // len(groups) if len(groups) in (4, 8) else 0
-        if not width or any(len(g) > width for g in groups):
-            return None
-        digits = "".join(g.zfill(width) for g in groups)
-    else:
-        digits = value
-    if not digits or len(digits) > 16 or not all(c in "0123456789abcdef" for c in digits):
-        return None
-    return "0x" + digits.zfill(16)
+    ``c4:70:bd:03:00:cf:49:64`` -> ``0xc470bd0300cf4964`` (ibstat's form; module_utils/guid.py)."""
+    return guid.normalize(_clean(text))
 
 
 def guid_from_gid(text):

@@ -11,7 +11,12 @@ A value written the same way means the same thing everywhere:
   ib-kubernetes requires for the ``pkey`` of an ib-sriov-cni network. A string without ``0x`` (``"20"``)
   is refused: OpenSM would read it as decimal and ib-kubernetes refuses it, so it has no single meaning.
   Accepted: 0x0001 to 0x7ffe; 0x7fff is the Default partition, and the full-membership bit 0x8000 is set by
-  OpenSM and the kernel, never written here.
+  OpenSM and the kernel, never written here. Refused with a hint: two bytes (``"80:01"``: write ``0x8001``, or
+  ``0x0001`` without the membership bit) and more than 4 hex digits after ``0x``.
+  YAML traps (class 8): an unquoted ``80:01`` is the base-60 number 4801 to YAML 1.1, and an unquoted ``0020`` the
+  octal number 16; they are numbers before any parser sees them, and nothing in the number tells them from a
+  ``4801`` or ``16`` written on purpose, so they are taken as those numbers (0x12c1, 0x0010). Write P_Keys in hex
+  with ``0x``, quoted or not: ``0x8001`` unquoted is the number 0x8001, the same P_Key.
 - ``parse_bool()``: a boolean, with the words Ansible's argument specifications accept (``true``/``false``,
   ``yes``/``no``, ``on``/``off``, ``1``/``0``, any case): what ``-e key=value`` and AWX surveys pass as text.
 - ``parse_batch()``: a batch size, Ansible's ``serial``: a number of hosts from 1, a percentage from 1% to
@@ -46,6 +51,8 @@ PERCENT_ACCEPTED = "accepted: a percentage from 0 to 100 (a number, or text such
 _TRUE = frozenset(("y", "yes", "on", "1", "true", "t"))
 _FALSE = frozenset(("n", "no", "off", "0", "false", "f"))
 _HEX_PKEY = re.compile(r"^0[xX][0-9a-fA-F]{1,4}$")
+_BYTES_PKEY = re.compile(r"^[0-9a-fA-F]{1,2}:[0-9a-fA-F]{1,2}$")
+_LONG_HEX_PKEY = re.compile(r"^0[xX][0-9a-fA-F]{5,}$")
 _DECIMAL = re.compile(r"^[0-9]+$")
 _PERCENT = re.compile(r"^([0-9]+)%$")
 _NUMBER_PERCENT = re.compile(r"^[0-9]+(\.[0-9]+)?%?$")
@@ -86,6 +93,11 @@ def parse_pkey(value, where):
             # "20": decimal to OpenSM, refused by ib-kubernetes; never guessed.
             hint = (" (a P_Key string is hexadecimal with the 0x prefix: write '0x%s' if %s is hex, or %d unquoted, "
                     "a number, if it is decimal)" % (text, text, int(text)))
+        elif _BYTES_PKEY.match(text):
+            # "80:01": the two bytes of a P_Key, as a packet dump shows them
+            hint = _bytes_hint(int("".join(part.zfill(2) for part in text.split(":")), 16))
+        elif _LONG_HEX_PKEY.match(text):
+            hint = " (%d hex digits after 0x; a P_Key has at most 4)" % (len(text) - 2)
     if number is not None and number & FULL_MEMBER and PKEY_MIN <= number & 0x7FFF <= PKEY_MAX:
         hint = " (0x%04x carries the full-membership bit 0x8000: write 0x%04x)" % (number, number & 0x7FFF)
     elif number is not None and PKEY_MIN <= number <= PKEY_MAX:
@@ -93,6 +105,13 @@ def parse_pkey(value, where):
     elif number == DEFAULT_PKEY:
         hint = " (0x7fff is the Default partition: configure it with opensm_default_partition)"
     raise ValueError("%s: %r is not an accepted P_Key%s; %s" % (where, value, hint, PKEY_ACCEPTED))
+
+
+def _bytes_hint(number):
+    if number & FULL_MEMBER:
+        return (" (a P_Key is one hex number, not two bytes, and 0x8000 is the full-membership bit, which OpenSM and the "
+                "kernel set: write '0x%04x')" % (number & 0x7FFF))
+    return " (a P_Key is one hex number, not two bytes: write '0x%04x')" % number
 
 
 def format_pkey(number):

@@ -33,8 +33,11 @@ extends_documentation_fragment:
 options:
   roles:
     description:
-      - The roles whose prefixes are checked, by short name (V(sriov), V(link_type)). Default, every role of the collection.
+      - The roles whose prefixes are checked, by short name (V(sriov), V(link_type)). Default (or V(null)), every role of the
+        collection; V([]), none.
       - Variables of the other roles' prefixes are let through.
+      - A name that is no role of the collection, or a value that is no list of names, fails the task with a message that names
+        the option and lists the roles, before any variable is looked at.
     type: list
     elements: str
   specs:
@@ -42,6 +45,7 @@ options:
       - Also judge the values set for these roles (by short name) against the options of each role's entry point C(main), as the
         role's own argument validation will when it runs, so that a whole run refuses a bad value of a later role before an earlier
         role changes anything. Options not set keep their defaults; options a role requires are left to the role.
+      - V(null) is the same as V([]). Checked as O(roles) is.
     type: list
     elements: str
     default: []

@@ -65,7 +65,10 @@ options:
       guid:
         description:
           - Node GUID and port GUID of the VF, the same value for both (as sriov-network-operator does).
-          - 8 bytes, as V(0x0200000000000001), V(02:00:00:00:00:00:00:01) or V(0200:0000:0000:0001). Never zero or all ones.
+          - 8 bytes, as V(0x0200000000000001) (all 16 digits), V(02:00:00:00:00:00:00:01) or V(0200:0000:0000:0001). Never zero
+            or all ones.
+          - Quote it in YAML. An unquoted GUID is a number to YAML (an unquoted V(10:11:22:33:44:55:56:57) is even a base-60 one),
+            and a number is refused with what to write.
         type: str
       node_guid:
         description: The VF's node GUID, when it should differ from the port GUID. Not together with O(vfs[].guid).

@@ -119,3 +119,76 @@ def test_spec_problems_judge_the_values_set_as_each_role_would():
         "link_type: argument 'link_type_allow_fw_reset' is of type")
     # options not set keep their defaults, required ones are left to the role
     assert p.spec_problems({}, specs, sorted(specs)) == []
+
+
+# ------------------------------------------------------------------ the action's own options (issue 22)
+ROLES_LIST = "(gpudirect, ipoib, k8s_network, link_type, node_reboot, opensm, rdma_netns, rdma_stack, sriov, verify)"
+
+
+@pytest.mark.parametrize("value, expected", [
+    (["sriov"], ["sriov"]), ("sriov", ["sriov"]), ("sriov, link_type", ["sriov", "link_type"]), ([" verify "], ["verify"]),
+    ([], []), (("opensm",), ["opensm"]),
+])
+def test_role_names_accepted(value, expected):
+    assert p.role_names(value, "roles", OPTIONS) == expected
+
+
+@pytest.mark.parametrize("value, says", [
+    ({"sriov": True}, "roles: {'sriov': True} is not accepted (a mapping); accepted: a list of roles of fabric.infiniband by "
+                      "short name " + ROLES_LIST),
+    (5, "roles: 5 is not accepted (a number)"),
+    (True, "roles: True is not accepted (a boolean)"),
+    ([["sriov"]], "roles[0]: ['sriov'] is not a role name; accepted"),
+    (["sriov", None], "roles[1]: None is not a role name"),
+    ([""], "roles[0]: '' is not a role name"),
+    (["sriovs"], "roles: sriovs (did you mean sriov?) is no role of fabric.infiniband; accepted"),
+    (["fabric.infiniband.sriov"], "roles: fabric.infiniband.sriov (did you mean sriov?) is no role"),
+    (["nosuch", "zzz"], "roles: nosuch, zzz are no role of fabric.infiniband"),
+])
+def test_role_names_refused(value, says):
+    with pytest.raises(ValueError) as err:
+        p.role_names(value, "roles", OPTIONS)
+    assert says in str(err.value), str(err.value)
+
+
+def _action(args):
+    from unittest.mock import MagicMock
+
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+
+    task = MagicMock()
+    task.args, task.async_val, task.check_mode, task.diff = args, 0, False, False
+    return p.ActionModule(task, MagicMock(), MagicMock(), loader=DataLoader(), templar=Templar(loader=DataLoader()),
+                          shared_loader_obj=None)
+
+
+@pytest.mark.parametrize("args, says", [
+    ({"roles": {"a": 1}}, "roles: {'a': 1} is not accepted (a mapping)"),
+    ({"roles": [None]}, "roles[0]: None is not a role name"),
+    ({"specs": {"a": 1}}, "specs: {'a': 1} is not accepted (a mapping)"),
+    ({"specs": ["nosuch"]}, "specs: nosuch is no role of fabric.infiniband"),
+    ({"specs": [["sriov"]]}, "specs[0]: ['sriov'] is not a role name"),
+    ({"roles": ["sriov"], "specs": 5}, "specs: 5 is not accepted (a number)"),
+])
+def test_bad_options_fail_with_a_message_not_a_traceback(args, says):
+    """Issue 22: a wrong type or an unknown role in roles/specs is a failed result naming the option, before anything is read."""
+    result = _action(args).run(task_vars={"sriov_pf": []})
+    assert result["failed"] and not result["changed"]
+    assert result["msg"].startswith(says) and result["msg"].endswith(ROLES_LIST + ". Nothing was checked or changed."), result["msg"]
+    assert "unknown" not in result  # the variables were not looked at
+
+
+@pytest.mark.parametrize("args, roles", [({"roles": None}, sorted(OPTIONS)), ({"specs": None}, sorted(OPTIONS)), ({}, sorted(OPTIONS)),
+                                         ({"roles": "sriov"}, ["sriov"]), ({"roles": ["sriov"], "specs": []}, ["sriov"])])
+def test_null_means_the_default(args, roles):
+    """null for roles is every role; null for specs none (a playbook's expression for a host in no group)."""
+    result = _action(args).run(task_vars={"rdma_netns_mode": "bad"})
+    assert not result.get("failed") and result["roles"] == roles and result["problems"] == []
+
+
+def test_the_action_still_judges_names_and_values():
+    result = _action({"roles": ["sriov"], "specs": "rdma_netns"}).run(task_vars={"rdma_netns_mode": "bad"})
+    assert result["failed"] and result["problems"] == ["rdma_netns: value of rdma_netns_mode must be one of: exclusive, shared, got: bad"]
+    result = _action({"roles": "sriov"}).run(task_vars={"sriov_pf": []})
+    assert result["failed"] and [u["name"] for u in result["unknown"]] == ["sriov_pf"]

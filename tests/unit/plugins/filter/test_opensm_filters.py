@@ -31,13 +31,26 @@ def test_filters_wrap_value_errors():
         opensm_partitions([{"name": "a", "pkey": "0x8001"}], groups=GROUPS, hosts=GROUPS["all"])
     with pytest.raises(AnsibleFilterError, match=r"opensm_partitions\[0\] \(a\)\.pkey: '0x8001'"):
         opensm_partition_hosts([{"name": "a", "pkey": "0x8001"}], groups=GROUPS, hosts=GROUPS["all"])
-    with pytest.raises(AnsibleFilterError, match=r"expects the result of fabric.infiniband.hca_info"):
-        opensm_port_guids([])
+    with pytest.raises(AnsibleFilterError, match=r"opensm_port_guids: '0x0c42a10300aa0010' is not accepted; accepted: a list of "
+                                                 r"port GUIDs .* or the result of fabric.infiniband.hca_info"):
+        opensm_port_guids("0x0c42a10300aa0010")
+
+
+def test_port_guids_given_by_the_user_one_grammar():
+    """opensm_port_guids as written: the collection's GUID grammar, YAML numbers refused with what to write (issue 22)."""
+    assert opensm_port_guids([]) == []
+    assert opensm_port_guids(["0x0C42A10300AA0010", " 0c:42:a1:03:00:aa:00:11 "]) == ["0x0c42a10300aa0010", "0x0c42a10300aa0011"]
+    with pytest.raises(AnsibleFilterError, match=r"^opensm_port_guids\[1\] '0x12' has 2 hex digits after 0x; a GUID has 16"):
+        opensm_port_guids(["0x0c42a10300aa0010", "0x12"])
+    with pytest.raises(AnsibleFilterError, match=r'^opensm_port_guids\[0\] is the number 883445511186153488, not a port GUID: '
+                                                 r'YAML reads an unquoted 0x0c42a10300aa0010 as a number.* Quote it: "0x0c42a10300aa0010"$'):
+        opensm_port_guids([0x0C42A10300AA0010])
 
 
 def test_filters_pass_the_values_through():
     partitions = [{"name": "a", "pkey": 1, "members": ["compute"]}]
     assert opensm_partition_hosts(partitions, groups=GROUPS, hosts=GROUPS["all"]) == ["c1"]
+    # facts (what the tools printed) are read leniently: leading zeros may be left out
     result = opensm_partitions(partitions, pf_guids={"c1": ["0x1"]}, vf_guids={"c1": ["0x2"]}, groups=GROUPS, hosts=GROUPS["all"],
                                default={"membership": "limited"}, header="managed\nsecond")
     assert result["content"].splitlines()[:2] == ["# managed", "# second"]

@@ -56,7 +56,7 @@ def test_one_partition_everywhere(reader, pkey, partition):
     assert reader(pkey) == partition
 
 
-@pytest.mark.parametrize("pkey", ["20", "0x8014", 0x7FFF, "p20"])
+@pytest.mark.parametrize("pkey", ["20", "0x8014", 0x7FFF, "p20", "80:01", "0x00014"])
 @pytest.mark.parametrize("reader", READERS)
 def test_refused_everywhere_with_the_same_words(reader, pkey):
     with pytest.raises(AnsibleFilterError, match=r"pkey: %r is not an accepted P_Key.*accepted: 0x0001 to 0x7ffe" % (pkey,)):

@@ -56,7 +56,7 @@ def test_firmware_that_allows_enough_is_left_alone_and_the_floor_raises_it():
 
 
 def test_explicit_guids_none_mode_and_ethernet():
-    out = plan([{"pf": "0000:c1:00.0", "num_vfs": 1, "guids": ["02:00:00:00:00:00:00:07", "0x9"]}], guid_mode="none")
+    out = plan([{"pf": "0000:c1:00.0", "num_vfs": 1, "guids": ["02:00:00:00:00:00:00:07", "0x0200000000000009"]}], guid_mode="none")
     assert out["guids"] == ["0x0200000000000007"]
     assert plan([{"pf": "0000:c1:00.0", "num_vfs": 2}], guid_mode="none")["guids"] == []
     # an Ethernet PF gets VFs but no GUIDs from the scheme
@@ -68,6 +68,10 @@ def test_derived_host_id_is_stable():
     b = sriov_plan(HCA, [{"pf": "mlx5_2", "num_vfs": 1}], host_name="node01")["guids"]
     c = sriov_plan(HCA, [{"pf": "mlx5_2", "num_vfs": 1}], host_name="node02")["guids"]
     assert a == b != c
+
+
+G1 = "0x0200000000000001"
+G5 = "0x0200000000000005"
 
 
 @pytest.mark.parametrize("pfs, kwargs, says", [
@@ -88,16 +92,36 @@ def test_derived_host_id_is_stable():
     ([{"pf": 2460.1, "num_vfs": 2}], {}, 'Quote it: "41:00.1"'),
     ([{"pf": "mlx5_0", "num_vfs": 2}, {"pf": "ibp59s0f0", "num_vfs": 2}], {}, "is the same PF as sriov_pfs[0]"),
     ([{"pf": "mlx5_0", "num_vfs": 2, "link_state": "up"}], {}, "sriov_pfs[0].link_state must be one of auto, enable"),
-    ([{"pf": "mlx5_0", "num_vfs": 2, "guids": ["0x1"]}], {}, "sriov_pfs[0].guids must list at least num_vfs (2)"),
-    ([{"pf": "mlx5_0", "num_vfs": 1, "guids": ["0x0"]}], {}, "sriov_pfs[0].guids[0] '0x0': the zero GUID"),
-    ([{"pf": "mlx5_0", "num_vfs": 2, "guids": ["0x5", "0x5"]}], {}, "0x0000000000000005 are given to more than one VF"),
-    ([{"pf": "mlx5_0", "num_vfs": 1, "guids": ["0x5"]}, {"pf": "mlx5_1", "num_vfs": 1, "guids": ["0x5"]}], {},
+    ([{"pf": "mlx5_0", "num_vfs": 2, "guids": [G1]}], {}, "sriov_pfs[0].guids must list at least num_vfs (2)"),
+    ([{"pf": "mlx5_0", "num_vfs": 1, "guids": ["0x0000000000000000"]}], {},
+     "sriov_pfs[0].guids[0] '0x0000000000000000' is the zero GUID, which is not valid"),
+    ([{"pf": "mlx5_0", "num_vfs": 2, "guids": [G5, G5]}], {}, "0x0200000000000005 are given to more than one VF"),
+    ([{"pf": "mlx5_0", "num_vfs": 1, "guids": [G5]}, {"pf": "mlx5_1", "num_vfs": 1, "guids": [G5]}], {},
      "more than one VF"),
-    ([{"pf": "mlx5_3", "num_vfs": 1, "guids": ["0x5"]}], {}, "is not an InfiniBand port (Ethernet)"),
+    ([{"pf": "mlx5_3", "num_vfs": 1, "guids": [G5]}], {}, "is not an InfiniBand port (Ethernet)"),
+    # issue 22 class 8, YAML traps: what YAML 1.1 makes of unquoted GUIDs, and GUIDs with a digit lost or added
+    ([{"pf": "mlx5_0", "num_vfs": 1, "guids": [28524360585417]}], {},
+     "sriov_pfs[0].guids[0] is the number 28524360585417, not a GUID: YAML reads an unquoted 10:11:22:33:44:55:56:57 or "
+     '0637053030250311 as a number, which no longer says how the GUID was written. Quote it: "10:11:22:33:44:55:56:57" or '
+     '"0x0637053030250311"'),
+    ([{"pf": "mlx5_0", "num_vfs": 1, "guids": [0x02FA000000000100]}], {},
+     'sriov_pfs[0].guids[0] is the number 214483932253520128, not a GUID: YAML reads an unquoted 0x02fa000000000100 as a '
+     'number, which no longer says how the GUID was written. Quote it: "0x02fa000000000100"'),
+    ([{"pf": "mlx5_0", "num_vfs": 1, "guids": ["0x02fa00000000100"]}], {},
+     "sriov_pfs[0].guids[0] '0x02fa00000000100' has 15 hex digits after 0x; a GUID has 16 (8 bytes)"),
+    ([{"pf": "mlx5_0", "num_vfs": 1, "guids": ["0x02fa0000000001000"]}], {}, "has 17 hex digits after 0x"),
+    ([{"pf": "mlx5_0", "num_vfs": 1, "guids": ["02:fa:00:00:00:01:00"]}], {},
+     "sriov_pfs[0].guids[0] '02:fa:00:00:00:01:00' has 7 groups; a GUID has 8 bytes"),
+    # every GUID listed is checked, also one beyond num_vfs
+    ([{"pf": "mlx5_0", "num_vfs": 1, "guids": [G1, "0x5"]}], {}, "sriov_pfs[0].guids[1] '0x5' has 1 hex digits"),
     ([], {"guid_mode": "random"}, "sriov_guid_mode must be scheme or none"),
     ([], {"link_state": "on"}, "sriov_link_state must be one of"),
     ([], {"guid_prefix": "0x0cfa"}, "sriov_guid_prefix '0x0cfa': its first byte 0x0c is not locally administered"),
     ([], {"guid_prefix": "fa"}, "not a 2-byte prefix"),
+    # an unquoted prefix is a number to YAML: 0x02fa is 762, 12:00 the base-60 720 (0x02d0, locally administered too)
+    ([], {"guid_prefix": 762}, 'sriov_guid_prefix is the number 762, not a prefix: YAML reads an unquoted 0x02fa or 12:42 as a number'),
+    ([], {"guid_prefix": 720}, 'Quote it: "0x02d0" or "12:00"'),
+    ([], {"guid_prefix": "02fa"}, "sriov_guid_prefix '02fa' is not a 2-byte prefix; write it as 0x and 4 hex digits"),
     ([], {"host_id": 2 ** 32}, "sriov_guid_host_id must be from 0 to 4294967295"),
     ([], {"firmware_num_vfs": 200}, "sriov_firmware_num_vfs must be from 0 to 127"),
 ])

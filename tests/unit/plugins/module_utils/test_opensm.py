@@ -44,7 +44,7 @@ def test_members_resolved_from_hosts_groups_guids_and_keywords():
         {"name": "compute", "pkey": "0x0010", "ipoib": True, "mtu": 4096, "rate": 100, "sl": 0, "scope": 2,
          "defmember": "full", "members": ["compute"]},
         {"name": "storage", "pkey": 0x20, "defmember": "limited",
-         "members": [{"host": "sm1", "membership": "full"}, {"host": "c1", "functions": "pf"}, "0x1234"]},
+         "members": [{"host": "sm1", "membership": "full"}, {"host": "c1", "functions": "pf"}, "0x0000000000001234"]},
         {"name": "vfs", "pkey": 48, "members": [{"group": "compute", "functions": "vf", "membership": "full"}, "SELF"]},
     ])
     assert body(result)[1:] == [
@@ -109,15 +109,23 @@ def test_pkey_in_range(pkey):
     ([{"name": "a", "pkey": 1, "defmember": "half"}], r"\(a\)\.defmember: 'half' is not accepted; accepted: full, limited, both"),
     ([{"name": "a", "pkey": 1, "members": "c1"}], r"\(a\)\.members: 'c1' is not accepted; accepted: a list"),
     ([{"name": "a", "pkey": 1, "members": ["nosuch"]}], r"\.members\[0\]: 'nosuch' is neither a port GUID"),
-    ([{"name": "a", "pkey": 1, "members": ["0xZZ"]}], r"\.members\[0\]: '0xZZ' is not a port GUID"),
-    ([{"name": "a", "pkey": 1, "members": ["0x0"]}], r"is not a port GUID; accepted: 0x followed by 1 to 16 hex digits, not zero"),
+    ([{"name": "a", "pkey": 1, "members": ["0xZZ"]}], r"\.members\[0\] '0xZZ' is not hex after 0x; write it as 8 bytes, 0x and 16 hex digits"),
+    ([{"name": "a", "pkey": 1, "members": ["0x0"]}], r"\.members\[0\] '0x0' has 1 hex digits after 0x; a GUID has 16"),
+    ([{"name": "a", "pkey": 1, "members": ["0x0000000000000000"]}], r"\.members\[0\] '0x0000000000000000' is the zero GUID"),
+    ([{"name": "a", "pkey": 1, "members": [{"guid": "b8:ce:f6:03:00:a3:00"}]}], r"\.members\[0\]\.guid 'b8:ce:f6:03:00:a3:00' has 7 groups"),
+    # YAML's reading of unquoted GUIDs (class 8): numbers, refused with what to write
+    ([{"name": "a", "pkey": 1, "members": [0xB8CEF60300A30030]}],
+     r'\.members\[0\] is the number 13316851640937152560, not a port GUID: .* Quote it: "0xb8cef60300a30030"'),
+    ([{"name": "a", "pkey": 1, "members": [{"guid": 28524360585417}]}],
+     r'\.members\[0\]\.guid is the number 28524360585417, .*unquoted 10:11:22:33:44:55:56:57 .*"10:11:22:33:44:55:56:57"'),
     ([{"name": "a", "pkey": 1, "members": [{"host": "c1", "group": "compute"}]}], r"give exactly one of guid, host, group \(got host, group\)"),
     ([{"name": "a", "pkey": 1, "members": [{"membership": "full"}]}], r"give exactly one of guid, host, group \(got none\)"),
     ([{"name": "a", "pkey": 1, "members": [{"host": "x"}]}], r"\.members\[0\]\.host: 'x' is not a host of the inventory"),
     ([{"name": "a", "pkey": 1, "members": [{"group": "x"}]}], r"\.members\[0\]\.group: 'x' is not a group of the inventory; groups: compute, empty, opensm"),
     ([{"name": "a", "pkey": 1, "members": [{"host": "c1", "functions": "vfs"}]}], r"\.functions: 'vfs' is not accepted; accepted: all, pf, vf"),
     ([{"name": "a", "pkey": 1, "members": [{"host": "c1", "port": 1}]}], r"\.members\[0\]: unknown key\(s\) port"),
-    ([{"name": "a", "pkey": 1, "members": [7]}], r"\.members\[0\]: 7 is not accepted"),
+    ([{"name": "a", "pkey": 1, "members": [7]}], r"\.members\[0\] is the number 7, not a port GUID"),
+    ([{"name": "a", "pkey": 1, "members": [True]}], r"\.members\[0\]: True is not accepted"),
     (["a"], r"opensm_partitions\[0\]: 'a' is not accepted; accepted: a dict"),
     ({"name": "a"}, r"opensm_partitions: .* accepted: a list of dicts"),
 ])
@@ -155,7 +163,7 @@ def test_at_most_128_partitions_per_port():
 
 
 def test_check_partitions_lists_the_hosts_to_discover():
-    partitions = [{"name": "a", "pkey": 1, "members": ["compute", {"host": "sm1"}, "0x1", "ALL"]}, {"name": "b", "pkey": 2}]
+    partitions = [{"name": "a", "pkey": 1, "members": ["compute", {"host": "sm1"}, "0x0000000000000001", "ALL"]}, {"name": "b", "pkey": 2}]
     assert opensm.check_partitions(partitions, groups=GROUPS, hosts=HOSTS) == ["c1", "c2", "sm1"]
     assert opensm.check_partitions([], groups=GROUPS, hosts=HOSTS) == []
 

@@ -10,28 +10,6 @@ from ansible_collections.fabric.infiniband.plugins.module_utils import iplink, s
 from ansible_collections.fabric.infiniband.tests.unit.conftest import read_fixture
 
 
-@pytest.mark.parametrize("text, number", [
-    ("0x0200000000000001", 0x0200000000000001),
-    ("02:00:00:00:00:00:00:01", 0x0200000000000001),
-    ("2:0:0:0:0:0:0:1", 0x0200000000000001),
-    ("0200:0000:0000:0001", 0x0200000000000001),
-    ("  0X02FA0A0B0C0D0E0F ", 0x02FA0A0B0C0D0E0F),
-    (0x11, 0x11),
-])
-def test_parse_guid_forms(text, number):
-    assert sriov.parse_guid(text) == (number, None)
-
-
-@pytest.mark.parametrize("text, why", [
-    ("0x0", "zero GUID"), ("00:00:00:00:00:00:00:00", "zero GUID"), ("ff:ff:ff:ff:ff:ff:ff:ff", "all-ones"),
-    ("0xffffffffffffffff", "all-ones"), ("02:00:00:00:00:00:01", "not a GUID"), ("0x1ffffffffffffffff", "not a GUID"),
-    ("zz", "not a GUID"), ("", "not a GUID"), ("02:000:00:00:00:00:00:01", "not a GUID"),
-])
-def test_parse_guid_rejects(text, why):
-    number, message = sriov.parse_guid(text)
-    assert number is None and why in message
-
-
 @pytest.mark.parametrize("current, want, total, allow, writes", [
     (0, 0, 8, False, []), (4, 4, 8, False, []), (0, 4, 8, False, [4]), (4, 0, 8, False, [0]),
     (4, 8, 8, True, [0, 8]), (0, 8, None, False, [8]),
@@ -55,16 +33,27 @@ def test_desired_vfs_guid_sets_both_and_default_link_state_fills_the_rest():
     }
 
 
+G1 = "0x0200000000000001"
+G2 = "0x0200000000000002"
+G5 = "0x0200000000000005"
+
+
 @pytest.mark.parametrize("vfs, says", [
-    ([{"index": 4, "guid": "0x1"}], "vfs[0].index 4 is not a VF of this PF: accepted 0 to 3"),
-    ([{"index": 0, "guid": "0x1"}, {"index": 0, "guid": "0x2"}], "appears twice"),
-    ([{"index": 0, "guid": "0x1", "node_guid": "0x2"}], "not both"),
-    ([{"index": 0, "guid": "0x0"}], "vfs[0].guid '0x0': the zero GUID"),
-    ([{"index": 0, "guid": "0x5"}, {"index": 1, "guid": "0x5"}], "given to VF 0 and VF 1"),
+    ([{"index": 4, "guid": G1}], "vfs[0].index 4 is not a VF of this PF: accepted 0 to 3"),
+    ([{"index": 0, "guid": G1}, {"index": 0, "guid": G2}], "appears twice"),
+    ([{"index": 0, "guid": G1, "node_guid": G2}], "not both"),
+    ([{"index": 0, "guid": "0x0000000000000000"}], "vfs[0].guid '0x0000000000000000' is the zero GUID, which is not valid"),
+    ([{"index": 0, "guid": G5}, {"index": 1, "guid": G5}], "given to VF 0 and VF 1"),
+    ([{"index": 0, "port_guid": "0x5"}], "vfs[0].port_guid '0x5' has 1 hex digits after 0x; a GUID has 16"),
+    # what a module's str option makes of an unquoted 0x0200000000000001 (a YAML number)
+    ([{"index": 0, "node_guid": "144115188075855873"}],
+     'vfs[0].node_guid \'144115188075855873\' is digits only, not a GUID: hex digits need 0x, and YAML reads an unquoted '
+     '0x0200000000000001 as this number. Quote it: "0x0200000000000001"'),
 ])
 def test_desired_vfs_errors(vfs, says):
     _want, errors = sriov.desired_vfs(4, vfs)
     assert any(says in e for e in errors), errors
+    assert len(set(errors)) == len(errors), errors  # guid is read for the node and the port GUID, and told once
 
 
 def test_vf_changes_and_rebind():
@@ -78,9 +67,12 @@ def test_vf_changes_and_rebind():
 
 
 def test_scheme():
-    assert sriov.parse_prefix("02:fa") == (0x02FA, None)
-    assert "not locally administered" in sriov.parse_prefix("0x0cfa")[1]
-    assert "2-byte" in sriov.parse_prefix("0x2fa00")[1]
+    assert sriov.parse_prefix("02:fa", "p") == 0x02FA
+    assert sriov.parse_prefix(" 0x02FA ", "p") == 0x02FA
+    with pytest.raises(ValueError, match=r"^p '0x0cfa': its first byte 0x0c is not locally administered"):
+        sriov.parse_prefix("0x0cfa", "p")
+    with pytest.raises(ValueError, match=r"^p '0x2fa00' has 5 hex digits after 0x; a 2-byte prefix has 4"):
+        sriov.parse_prefix("0x2fa00", "p")
     host = sriov.host_id("node01")
     assert host == int("dc8c7c3e", 16) or 0 <= host < 2 ** 32
     assert sriov.format_guid(sriov.scheme_guid(0x02FA, 0x0A0B0C0D, 1, 3)) == "0x02fa0a0b0c0d0103"

@@ -26,7 +26,13 @@ def test_pkey_accepted(value, expected):
     ("0x7fff", "(0x7fff is the Default partition"),
     (0, "0 is not an accepted P_Key; accepted: 0x0001 to 0x7ffe"),
     ("0x", "'0x' is not an accepted P_Key"),
-    ("0x10000", "'0x10000' is not an accepted P_Key"),
+    ("0x10000", "'0x10000' is not an accepted P_Key (5 hex digits after 0x; a P_Key has at most 4)"),
+    ("0x00014", "(5 hex digits after 0x; a P_Key has at most 4)"),
+    # issue 22 class 8: a P_Key written as its two bytes (quoted; unquoted, 80:01 is the base-60 number 4801)
+    ("80:01", "'80:01' is not an accepted P_Key (a P_Key is one hex number, not two bytes, and 0x8000 is the full-membership "
+              "bit, which OpenSM and the kernel set: write '0x0001')"),
+    ("00:14", "'00:14' is not an accepted P_Key (a P_Key is one hex number, not two bytes: write '0x0014')"),
+    ("7F:FE", "(a P_Key is one hex number, not two bytes: write '0x7ffe')"),
     ("full", "'full' is not an accepted P_Key"),
     (True, "True is not an accepted P_Key"),
     (1.0, "1.0 is not an accepted P_Key"),
@@ -37,6 +43,21 @@ def test_pkey_refused(value, says):
         values.parse_pkey(value, "x.pkey")
     assert str(info.value).startswith("x.pkey: ")
     assert says in str(info.value)
+
+
+@pytest.mark.parametrize("written, number", [("80:01", 4801), ("0020", 16), ("0x8001", 0x8001), ("00:14", "00:14")])
+def test_pkey_yaml_readings_are_documented(written, number):
+    """What YAML 1.1 makes of unquoted P_Keys, as values.py's docstring says: 80:01 and 0020 are numbers before the parser
+    sees them (taken as those numbers: nothing in a number tells how it was written); 00:14 stays text (refused with a
+    hint); 0x8001 is the number 0x8001 (refused: the full-membership bit)."""
+    yaml = pytest.importorskip("yaml")
+    loaded = yaml.safe_load("pkey: %s" % written)["pkey"]
+    assert loaded == number
+    if isinstance(loaded, int) and loaded < 0x8000:
+        assert values.parse_pkey(loaded, "pkey") == number
+    else:
+        with pytest.raises(ValueError):
+            values.parse_pkey(loaded, "pkey")
 
 
 @pytest.mark.parametrize("value, expected", [

@@ -81,6 +81,9 @@ def test_count_change_goes_through_zero_only_when_allowed(mocker, capsys, root):
         assert handle.read() == "0\n"
 
 
+G5 = "0x0200000000000005"
+
+
 @pytest.mark.parametrize("params, says", [
     ({"pf": "mlx5_0", "num_vfs": 4}, "the PF has 2 VFs and num_vfs is 4"),
     ({"pf": "mlx5_0", "num_vfs": 9}, "num_vfs 9 is more than the PF allows: sriov_totalvfs is 8"),
@@ -88,9 +91,16 @@ def test_count_change_goes_through_zero_only_when_allowed(mocker, capsys, root):
     ({"pf": "mlx5_9", "num_vfs": 2}, "pf mlx5_9: no such PCI function, RDMA device or netdev"),
     ({"pf": "0000:3b:00.2", "num_vfs": 2}, "is a VF; give its PF (0000:3b:00.0)"),
     ({"pf": "mlx5_1", "num_vfs": 2}, "SR-IOV is off in its firmware (SRIOV_EN)"),
-    ({"pf": "mlx5_0", "num_vfs": 2, "vfs": [{"index": 0, "guid": "0x0"}]}, "vfs[0].guid '0x0': the zero GUID is not valid"),
-    ({"pf": "mlx5_0", "num_vfs": 2, "vfs": [{"index": 2, "guid": "0x5"}]}, "vfs[0].index 2 is not a VF of this PF: accepted 0 to 1"),
-    ({"pf": "mlx5_0", "num_vfs": 2, "vfs": [{"index": 0, "guid": "0x5"}, {"index": 1, "guid": "0x5"}]}, "given to VF 0 and VF 1"),
+    ({"pf": "mlx5_0", "num_vfs": 2, "vfs": [{"index": 0, "guid": "0x0000000000000000"}]},
+     "vfs[0].guid '0x0000000000000000' is the zero GUID, which is not valid"),
+    ({"pf": "mlx5_0", "num_vfs": 2, "vfs": [{"index": 2, "guid": G5}]}, "vfs[0].index 2 is not a VF of this PF: accepted 0 to 1"),
+    ({"pf": "mlx5_0", "num_vfs": 2, "vfs": [{"index": 0, "guid": G5}, {"index": 1, "guid": G5}]}, "given to VF 0 and VF 1"),
+    ({"pf": "mlx5_0", "num_vfs": 2, "vfs": [{"index": 0, "guid": "0x5"}]}, "vfs[0].guid '0x5' has 1 hex digits after 0x; a GUID has 16"),
+    # issue 22 class 8: an unquoted GUID is a YAML number, which the str option turns into its decimal text
+    ({"pf": "mlx5_0", "num_vfs": 2, "vfs": [{"index": 0, "port_guid": 0x0200000000000001}]},
+     "vfs[0].port_guid '144115188075855873' is digits only, not a GUID: hex digits need 0x, and YAML reads an unquoted "
+     '0x0200000000000001 as this number. Quote it: "0x0200000000000001"'),
+    ({"pf": "mlx5_0", "num_vfs": 2, "vfs": [{"index": 0, "node_guid": 28524360585417}]}, 'Quote it: "10:11:22:33:44:55:56:57"'),
     ({"pf": "mlx5_0", "num_vfs": 2, "vfs": [{"index": 0, "guid": "ff:ff:ff:ff:ff:ff:ff:ff"}]}, "all-ones GUID"),
 ])
 def test_bad_input_fails_before_any_write(mocker, capsys, root, params, says):
@@ -105,7 +115,7 @@ def test_sriov_off_and_zero_wanted_is_fine(mocker, capsys, root):
 
 
 def test_ip_missing_is_named(mocker, capsys, root):
-    args = {"pf": "mlx5_0", "num_vfs": 2, "vfs": [{"index": 1, "guid": "0x5"}], "sysfs_root": root}
+    args = {"pf": "mlx5_0", "num_vfs": 2, "vfs": [{"index": 1, "guid": G5}], "sysfs_root": root}
     result, _ran = run_module(mocker, capsys, sriov_vfs.main, args, {}, [])
     assert result["failed"] and "needs ip (iproute2)" in result["msg"]
 
