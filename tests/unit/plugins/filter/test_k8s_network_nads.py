@@ -174,7 +174,8 @@ def test_a_node_without_ipoib_interfaces_is_checked_against_its_adapters():
     the nodes' infiniband_hca still names their IPoIB netdevs."""
     nodes = {"node01": {"ipoib_interfaces": None, "infiniband_hca": _hca_fact()},
              "node02": {"ipoib_interfaces": None, "infiniband_hca": _hca_fact("ibp134s0f0")}}
-    with pytest.raises(AnsibleFilterError, match=r"master ibp59s0f0 is not an IPoIB interface of node02 \(infiniband_hca of node02; known: ibp134s0f0, ibp59s0f0\)"):
+    says = r"master ibp59s0f0 is not an IPoIB interface of node02 \(infiniband_hca of node02; known: ibp134s0f0, ibp59s0f0\)"
+    with pytest.raises(AnsibleFilterError, match=says):
         k8s_network_nads([_ipoib()], nodes=nodes)
     # a PKey child: its parent must be there (the child may be made after the reading)
     nodes["node02"]["infiniband_hca"] = _hca_fact()
