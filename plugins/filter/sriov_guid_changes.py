@@ -128,9 +128,9 @@ def sriov_guid_changes(plan, hca, host_name, pfs=None, guid_prefix="0x02fa", hos
         ids = sorted({c[3] for c in changed if c[3] is not None})
         if len(ids) == len({c[3] for c in changed}) and ids:
             old_ids.update(ids)
-            old_from = "; ".join("the scheme with host id 0x%08x%s" % (i, _named(i, set(names or []) | {host_name}) or
-                                 ", not derived from %s: the host was renamed in the inventory, or sriov_guid_host_id "
-                                 "changed" % host_name) for i in ids)
+            elsewhere = ", not derived from %s: the host was renamed in the inventory, or sriov_guid_host_id changed" % host_name
+            old_from = "; ".join("the scheme with host id 0x%08x%s" % (i, _named(i, set(names or []) | {host_name}) or elsewhere)
+                                 for i in ids)
         else:
             old_ids.add(None)
             old_from = "not this prefix's scheme at this position: a guids list of sriov_pfs, another sriov_guid_prefix, " \
