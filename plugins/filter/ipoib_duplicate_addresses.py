@@ -13,10 +13,10 @@ description:
   - Takes a dict of host name to the plan of P(fabric.infiniband.ipoib_plan#filter) (the hosts of the play) and returns one
     line per address given to more than one interface (on one host or on several), naming each C(host/interface).
   - With O(known) and O(asked), also against the hosts of the inventory outside the play, whatever C(--limit) or job slice
-    this run has: what each published (its fact C(ipoib_interfaces)), or, for a host that published nothing, what its
+    this run has, by what each published (its fact C(ipoib_interfaces)), or, for a host that published nothing, what its
     inventory asks of it (planned with P(fabric.infiniband.ipoib_plan#filter) without a reading of its adapters; a host
     whose settings that refuses is left out, since its own run refuses them). Only addresses that a host of the play
-    uses are reported: two other hosts that share one are not this run's to refuse.
+    uses are reported (two other hosts that share one are not this run's to refuse).
   - Addresses are compared without their prefix length, so C(10.10.0.5/24) and C(10.10.0.5/16) are the same address.
 options:
   _input:

@@ -21,7 +21,7 @@ description:
     of create_child (PKey 0x0001 gives C(ib0.8001)).
   - With V(null) as input (no reading of the host's adapters, as for another host of the inventory that has published
     nothing), checks what can be checked without one (keys, PKeys, MTU, addresses, overlaps) and names each port
-    C(<device> port <n>) instead of its netdev (V(null)): the role's duplicate address check plans so what the inventory asks
+    C(<device> port <n>) instead of its netdev (V(null)); the role's duplicate address check plans so what the inventory asks
     of the hosts outside the play.
 options:
   _input:

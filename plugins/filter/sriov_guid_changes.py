@@ -13,7 +13,7 @@ description:
   - Takes the plan of P(fabric.infiniband.sriov_plan#filter) and the node's fact C(infiniband_hca) (read from sysfs by
     M(fabric.infiniband.hca_info) in this run), and returns one line per PF whose existing VFs show a GUID (not zero) other
     than the one the plan gives them, for the P(fabric.infiniband.sriov#role) role, which refuses such a change without
-    its consent C(sriov_allow_guid_change): the VFs are unbound and bound again (taken from the pods that use them), and
+    its consent C(sriov_allow_guid_change), since the VFs are unbound and bound again (taken from the pods that use them), and
     OpenSM partitions and ib-kubernetes know them by their old GUIDs.
   - Says where the old and the new GUIDs come from. A GUID of the scheme C(<prefix><host id><PF index><VF index>) shows its
     host id, and the inventory name it is derived from when one of O(names) gives it (renaming a host in the inventory
@@ -67,9 +67,9 @@ EXAMPLES = r"""
 RETURN = r"""
 _value:
   description:
-    - One line per PF with changes, C(<pf>: VFs <indexes> carry <old GUIDs> (<where from>), this run gives them <new GUIDs>
-      (<where from>)), and, when the host's old GUIDs all have one scheme host id, a last line that says how to keep them.
-      Empty when nothing existing changes.
+    - One line per PF with changes, naming the PF, the indexes of its VFs that change, the GUIDs they carry and where
+      those come from, and the GUIDs this run gives them and where those come from; and, when the host's old GUIDs all
+      have one scheme host id, a last line that says how to keep them. Empty when nothing existing changes.
   type: list
   elements: str
 """
