@@ -19,10 +19,14 @@ description:
     that PKeys are 0x0001 to 0x7ffe; that addresses are valid CIDRs and no two subnets of the host overlap.
   - A child is named C(<parent>.<pkey with the full-membership bit 0x8000, 4 hex digits>), as the kernel names the children
     of create_child (PKey 0x0001 gives C(ib0.8001)).
+  - With V(null) as input (no reading of the host's adapters, as for another host of the inventory that has published
+    nothing), checks what can be checked without one (keys, PKeys, MTU, addresses, overlaps) and names each port
+    C(<device> port <n>) instead of its netdev (V(null)); the role's duplicate address check plans so what the inventory asks
+    of the hosts outside the play.
 options:
   _input:
-    description: The registered result of M(fabric.infiniband.hca_info).
-    type: dict
+    description: The registered result of M(fabric.infiniband.hca_info), or V(null) (see above).
+    type: raw
     required: true
   config:
     description: The role's C(ipoib_config).
@@ -53,7 +57,7 @@ _value:
     - One entry per selected port, with C(pci_address), C(rdma_device), C(port), C(netdev) (and the same as C(name)),
       C(model), C(mtu), C(mode), C(addresses) (CIDRs, normalised) and C(children), each with C(pkey) (V(0x8001) style),
       C(name), C(parent), C(mode), C(mtu), C(addresses); C(ipv4) and C(ipv6) (the addresses by family); and C(fact), what the role publishes (C(pci_address),
-      C(rdma_device), C(port), C(netdev), C(addresses), C(children) with C(pkey) and C(name)).
+      C(rdma_device), C(port), C(netdev), C(addresses), C(children) with C(pkey), C(name) and C(addresses)).
   type: list
   elements: dict
 """
@@ -192,7 +196,8 @@ def _check_overlaps(rails):
 def ipoib_plan(hca, config, mtu=2044, mode="datagram"):
     if _netaddr() is None:
         _fail("the ipoib_plan filter needs the Python library netaddr on the controller (pip install netaddr)")
-    if not isinstance(hca, dict) or "hcas" not in hca:
+    resolve = hca is not None
+    if resolve and (not isinstance(hca, dict) or "hcas" not in hca):
         _fail("ipoib_plan expects the registered result of fabric.infiniband.hca_info")
     if not isinstance(config, list):
         _fail("ipoib_config must be a list of ports")
@@ -202,7 +207,7 @@ def ipoib_plan(hca, config, mtu=2044, mode="datagram"):
     if isinstance(mtu, bool) or not str(mtu).isdigit() or not MIN_MTU <= int(mtu) <= MAX_MTU[mode]:
         _fail("ipoib_mtu %r is out of range: accepted %d to %d in the %s mode (ipoib_mode; connected allows up to %d)"
               % (mtu, MIN_MTU, MAX_MTU[mode], mode, MAX_MTU["connected"]))
-    ports = _ports(hca)
+    ports = _ports(hca) if resolve else []
     plan, taken = [], {}
     for i, item in enumerate(config):
         where = "ipoib_config[%d]" % i
@@ -212,21 +217,27 @@ def ipoib_plan(hca, config, mtu=2044, mode="datagram"):
         if unknown:
             _fail("%s: unknown keys %s (known: %s)" % (where, ", ".join(unknown), ", ".join(ENTRY_KEYS)))
         port_num = _int(item.get("port", 1), where, "port")
-        port, entry = _find(ports, where, _selector(item["device"], where), port_num)
-        if port.get("link_layer") != "InfiniBand":
-            _fail("%s: %s port %d is %s, not InfiniBand; IPoIB needs an InfiniBand port (see the link_type role)"
-                  % (where, item["device"], port_num, port.get("link_layer")))
-        netdev = port.get("netdev")
-        if not netdev:
-            _fail("%s: %s port %d has no netdev; load ib_ipoib (the rdma_stack role does)" % (where, item["device"], port_num))
-        if netdev in taken:
-            _fail("%s selects %s, which %s selects already" % (where, netdev, taken[netdev]))
-        taken[netdev] = where
+        device = _selector(item["device"], where)
+        if resolve:
+            port, entry = _find(ports, where, device, port_num)
+            if port.get("link_layer") != "InfiniBand":
+                _fail("%s: %s port %d is %s, not InfiniBand; IPoIB needs an InfiniBand port (see the link_type role)"
+                      % (where, item["device"], port_num, port.get("link_layer")))
+            netdev = label = port.get("netdev")
+            if not netdev:
+                _fail("%s: %s port %d has no netdev; load ib_ipoib (the rdma_stack role does)" % (where, item["device"], port_num))
+        else:
+            # no reading of the host: the port by what the inventory calls it
+            entry = {"pci_address": device if pci.parse(device) else None, "rdma_device": None if pci.parse(device) else device}
+            netdev, label = None, "%s port %d" % (device, port_num)
+        if label in taken:
+            _fail("%s selects %s, which %s selects already" % (where, label, taken[label]))
+        taken[label] = where
         if_mode = item.get("mode") or mode
         if if_mode not in MODES:
             _fail("%s.mode %r must be one of: %s" % (where, if_mode, ", ".join(MODES)))
         model = entry.get("model") or "unknown model"
-        if if_mode == "connected" and not str(model).startswith(CONNECTED_MODELS):
+        if resolve and if_mode == "connected" and not str(model).startswith(CONNECTED_MODELS):
             _fail("%s: %s (%s) only does enhanced IPoIB, which is datagram only: connected mode is for ConnectX-3 and "
                   "Connect-IB; use mode datagram" % (where, item["device"], model))
         if_mtu = _mtu(item.get("mtu") or mtu, where, if_mode)
@@ -240,24 +251,24 @@ def ipoib_plan(hca, config, mtu=2044, mode="datagram"):
                 _fail("%s: unknown keys %s (known: %s)" % (cwhere, ", ".join(unknown), ", ".join(CHILD_KEYS)))
             pkey = _pkey(child["pkey"], cwhere) | 0x8000
             if pkey in pkeys:
-                _fail("%s: PKey 0x%04x is given twice for %s" % (cwhere, pkey, netdev))
+                _fail("%s: PKey 0x%04x is given twice for %s" % (cwhere, pkey, label))
             pkeys.add(pkey)
-            name = "%s.%04x" % (netdev, pkey)
-            if len(name) > IFNAMSIZ:
+            name = "%s.%04x" % (label, pkey)
+            if resolve and len(name) > IFNAMSIZ:
                 _fail("%s: the child's name %s is longer than the kernel's 15 characters" % (cwhere, name))
             children.append({"pkey": "0x%04x" % pkey, "name": name, "parent": netdev, "mode": if_mode,
                              "mtu": _mtu(child.get("mtu") or if_mtu, cwhere, if_mode, limit=if_mtu),
                              "addresses": _addresses(child.get("addresses"), cwhere)})
         plan.append({"pci_address": entry.get("pci_address"), "rdma_device": entry.get("rdma_device"), "port": port_num,
-                     "netdev": netdev, "name": netdev, "model": model, "mtu": if_mtu, "mode": if_mode,
+                     "netdev": netdev, "name": label, "model": model, "mtu": if_mtu, "mode": if_mode,
                      "addresses": _addresses(item.get("addresses"), where), "children": children})
     for link in plan + [c for p in plan for c in p["children"]]:
         link["ipv4"] = [a for a in link["addresses"] if ":" not in a]
         link["ipv6"] = [a for a in link["addresses"] if ":" in a]
     for entry in plan:
         entry["fact"] = {key: entry[key] for key in ("pci_address", "rdma_device", "port", "netdev", "addresses")}
-        entry["fact"]["children"] = [{"pkey": c["pkey"], "name": c["name"]} for c in entry["children"]]
-    _check_overlaps([(p["netdev"], p["addresses"]) for p in plan]
+        entry["fact"]["children"] = [{"pkey": c["pkey"], "name": c["name"], "addresses": c["addresses"]} for c in entry["children"]]
+    _check_overlaps([(p["name"], p["addresses"]) for p in plan]
                     + [(c["name"], c["addresses"]) for p in plan for c in p["children"]])
     return plan
 

@@ -54,11 +54,14 @@ options:
   nodes:
     description:
       - What the node roles published for the InfiniBand nodes, by inventory host name, each a dict with C(rdma_netns_mode)
-        (the node's RDMA netns mode or V(null)), C(ipoib_interfaces) (the ipoib role's fact or V(null)) and C(sriov_state)
-        (the sriov role's fact or V(null)). V(null) values are not checked.
+        (the node's RDMA netns mode or V(null)), C(ipoib_interfaces) (the ipoib role's fact or V(null)), C(sriov_state)
+        (the sriov role's fact or V(null)) and C(infiniband_hca) (the fact of M(fabric.infiniband.hca_info) or V(null)).
+        V(null) values are not checked.
       - With O(rdma_netns=unknown) the nodes' common mode is used; nodes that disagree with each other, or with an
         O(rdma_netns) given, are refused. An ipoib network's master must exist on every node that published
-        C(ipoib_interfaces); an ib-sriov network needs a node with VFs when some node published C(sriov_state).
+        C(ipoib_interfaces); on a node that published none but has C(infiniband_hca), the master (or, for a PKey child,
+        its parent) must be the netdev of one of its InfiniBand ports. An ib-sriov network needs a node with VFs when some
+        node published C(sriov_state).
     type: dict
 """
 
@@ -230,23 +233,45 @@ def _node_mode(rdma_netns, nodes):
     return mode
 
 
+def _hca_ipoib_netdevs(hca):
+    """The netdevs of the InfiniBand ports in an hca_info fact, and every netdev of their PCI functions (PKey children
+    made before the reading)."""
+    names = set()
+    for entry in (hca or {}).get("hcas") or []:
+        ib = [p for p in entry.get("ports") or [] if isinstance(p, dict) and p.get("link_layer") == "InfiniBand"]
+        if ib:
+            names.update(p.get("netdev") for p in ib)
+            names.update(entry.get("netdevs") or [])
+    names.discard(None)
+    return names
+
+
 def _check_master(name, master, nodes):
-    """The master netdev (or PKey child) on every node that published its IPoIB interfaces."""
+    """The master netdev (or PKey child) on every node that published its IPoIB interfaces, else on every node whose
+    adapters were read (infiniband_hca: the master, or a PKey child's parent, is an InfiniBand port's netdev)."""
     missing, known = [], set()
+    parent = master.split(".", 1)[0]
     for host, facts in sorted((nodes or {}).items()):
-        interfaces = (facts or {}).get("ipoib_interfaces")
-        if interfaces is None:
-            continue
-        names = set()
-        for item in interfaces:
-            names.add(item.get("netdev"))
-            names.update(child.get("name") for child in item.get("children") or [])
-        known |= names
-        if master not in names:
-            missing.append(host)
+        facts = facts or {}
+        interfaces = facts.get("ipoib_interfaces")
+        if interfaces is not None:
+            names = set()
+            for item in interfaces:
+                names.add(item.get("netdev"))
+                names.update(child.get("name") for child in item.get("children") or [])
+            known |= names
+            if master not in names:
+                missing.append((host, "ipoib_interfaces"))
+        elif facts.get("infiniband_hca") is not None:
+            names = _hca_ipoib_netdevs(facts["infiniband_hca"])
+            known |= names
+            if master not in names and parent not in names:
+                missing.append((host, "infiniband_hca"))
     if missing:
-        _fail(name, "master %s is not an IPoIB interface of %s (ipoib_interfaces; known: %s); add it to their ipoib_config"
-              % (master, ", ".join(missing), ", ".join(sorted(n for n in known if n)) or "none"))
+        sources = "; ".join("%s of %s" % (fact, ", ".join(h for h, f in missing if f == fact))
+                            for fact in ("ipoib_interfaces", "infiniband_hca") if any(f == fact for _h, f in missing))
+        _fail(name, "master %s is not an IPoIB interface of %s (%s; known: %s); add it to their ipoib_config"
+              % (master, ", ".join(h for h, _f in missing), sources, ", ".join(sorted(n for n in known if n)) or "none"))
 
 
 def _check_vfs(name, nodes):

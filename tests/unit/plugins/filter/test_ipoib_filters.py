@@ -32,8 +32,8 @@ def test_resolves_ports_names_children_and_publishes_the_fact():
         ("0x8001", "ibp59s0f0.8001", 4092), ("0xfffe", "ibp59s0f0.fffe", 4092)]
     assert first["fact"] == {"pci_address": "0000:3b:00.0", "rdma_device": "mlx5_0", "port": 1, "netdev": "ibp59s0f0",
                              "addresses": ["10.10.0.5/24", "fd10::5/64"],
-                             "children": [{"pkey": "0x8001", "name": "ibp59s0f0.8001"},
-                                          {"pkey": "0xfffe", "name": "ibp59s0f0.fffe"}]}
+                             "children": [{"pkey": "0x8001", "name": "ibp59s0f0.8001", "addresses": ["10.20.0.5/24"]},
+                                          {"pkey": "0xfffe", "name": "ibp59s0f0.fffe", "addresses": []}]}
     assert (plan[1]["netdev"], plan[1]["mtu"], plan[1]["addresses"]) == ("ibp59s0f1", 2044, [])
 
 
@@ -109,3 +109,63 @@ def test_duplicates_across_hosts_ignore_the_prefix_length():
     assert ipoib_duplicate_addresses({"node02": b, "node01": a}) == [
         "10.20.0.5 on node01/ibp59s0f0.8001, node02/ibp59s0f0.8001"]
     assert ipoib_duplicate_addresses({"node01": a, "node02": []}) == []
+
+
+def test_the_published_fact_carries_the_children_addresses():
+    plan = ipoib_plan(_hca(), [{"device": "mlx5_0", "children": [{"pkey": 1, "addresses": ["10.20.0.5/24"]}]}])
+    assert plan[0]["fact"]["children"] == [{"pkey": "0x8001", "name": "ibp59s0f0.8001", "addresses": ["10.20.0.5/24"]}]
+
+
+def test_without_a_reading_ports_are_named_as_the_inventory_names_them():
+    plan = ipoib_plan(None, [{"device": "3b:00.0", "mode": "connected", "mtu": 65520, "addresses": ["10.10.0.7/24"],
+                              "children": [{"pkey": "0x0002", "addresses": ["10.20.0.7/24"]}]},
+                             {"device": "mlx5_1", "port": 2}])
+    assert [(p["netdev"], p["name"], p["pci_address"], p["rdma_device"]) for p in plan] == [
+        (None, "0000:3b:00.0 port 1", "0000:3b:00.0", None), (None, "mlx5_1 port 2", None, "mlx5_1")]
+    assert plan[0]["children"][0]["name"] == "0000:3b:00.0 port 1.8002"
+    # what needs no reading is still checked
+    with pytest.raises(AnsibleFilterError, match="overlapping subnets"):
+        ipoib_plan(None, [{"device": "mlx5_0", "addresses": ["10.10.0.7/24"]}, {"device": "mlx5_1", "addresses": ["10.10.0.8/16"]}])
+    with pytest.raises(AnsibleFilterError, match="selects mlx5_0 port 1, which ipoib_config.0. selects already"):
+        ipoib_plan(None, [{"device": "mlx5_0"}, {"device": "mlx5_0", "port": 1}])
+
+
+# --limit node03: node01 and node02 are outside the play; node01 published its interfaces (fact cache), node02 never ran
+# the role and its inventory asks for an address.
+_NODE01_FACT = [{"pci_address": "0000:3b:00.0", "rdma_device": "mlx5_0", "port": 1, "netdev": "ibp59s0f0",
+                 "addresses": ["10.10.0.1/24"], "children": [{"pkey": "0x8001", "name": "ibp59s0f0.8001", "addresses": ["10.20.0.1/24"]}]}]
+_NODE02_ASKS = {"config": [{"device": "0000:3b:00.0", "addresses": ["10.10.0.2/24"]}], "mtu": None, "mode": None}
+
+
+@pytest.mark.parametrize("address, says", [
+    ("10.10.0.1/24", "10.10.0.1 on node01/ibp59s0f0 (published), node03/ibp59s0f0"),
+    ("10.20.0.1/16", "10.20.0.1 on node01/ibp59s0f0.8001 (published), node03/ibp59s0f0"),
+    ("10.10.0.2/24", "10.10.0.2 on node02/0000:3b:00.0 port 1 (inventory), node03/ibp59s0f0"),
+])
+def test_an_address_of_a_host_outside_the_play_is_refused(address, says):
+    plan = ipoib_plan(_hca(), [{"device": "mlx5_0", "addresses": [address]}])
+    assert ipoib_duplicate_addresses({"node03": plan}, known={"node01": _NODE01_FACT}, asked={"node02": _NODE02_ASKS}) == [says]
+
+
+def test_hosts_outside_the_play_are_not_judged_among_themselves():
+    plan = ipoib_plan(_hca(), [{"device": "mlx5_0", "addresses": ["10.10.0.3/24"]}])
+    # node02's inventory asks node01's address: its own run refuses that, this run (node03) has nothing to do with it
+    asks = {"config": [{"device": "mlx5_0", "addresses": ["10.10.0.1/24"]}]}
+    assert ipoib_duplicate_addresses({"node03": plan}, known={"node01": _NODE01_FACT}, asked={"node02": asks}) == []
+
+
+def test_a_published_fact_wins_over_the_inventory_and_a_host_of_the_play_over_both():
+    plan = ipoib_plan(_hca(), [{"device": "mlx5_0", "addresses": ["10.10.0.2/24"]}])
+    # node02 published (no 10.10.0.2 any more): its inventory is not read
+    assert ipoib_duplicate_addresses({"node03": plan}, known={"node02": []}, asked={"node02": _NODE02_ASKS}) == []
+    # node03 in the play: its plan counts, not its old fact
+    assert ipoib_duplicate_addresses({"node03": []}, known={"node03": _NODE01_FACT}) == []
+
+
+def test_inventory_settings_the_plan_refuses_are_left_to_that_host():
+    plan = ipoib_plan(_hca(), [{"device": "mlx5_0", "addresses": ["10.10.0.2/24"]}])
+    bad = {"config": [{"device": "mlx5_0", "addresses": ["10.10.0.2/24"], "mtu": 9000}]}
+    assert ipoib_duplicate_addresses({"node03": plan}, asked={"node02": bad}) == []
+    good_connected = {"config": [{"device": "mlx5_0", "addresses": ["10.10.0.2/24"], "mtu": 9000}], "mode": "connected"}
+    assert ipoib_duplicate_addresses({"node03": plan}, asked={"node02": good_connected}) == [
+        "10.10.0.2 on node02/mlx5_0 port 1 (inventory), node03/ibp59s0f0"]

@@ -162,3 +162,32 @@ def test_text_booleans_mean_what_they_say(text, expected):
 def test_a_boolean_word_is_refused():
     with pytest.raises(AnsibleFilterError, match=r"network 'ib-vf': rdma_isolation: 'maybe' is not a boolean; accepted: true or false"):
         k8s_network_nads([_vf(rdma_isolation="maybe")])
+
+
+def _hca_fact(netdev="ibp59s0f0", link_layer="InfiniBand", netdevs=None):
+    return {"hcas": [{"pci_address": "0000:3b:00.0", "netdevs": netdevs if netdevs is not None else [netdev],
+                      "ports": [{"port": 1, "link_layer": link_layer, "netdev": netdev}]}]}
+
+
+def test_a_node_without_ipoib_interfaces_is_checked_against_its_adapters():
+    """A job over the cluster only (--tags cluster, or fabric_cluster.yml with a fact cache that holds no ipoib fact):
+    the nodes' infiniband_hca still names their IPoIB netdevs."""
+    nodes = {"node01": {"ipoib_interfaces": None, "infiniband_hca": _hca_fact()},
+             "node02": {"ipoib_interfaces": None, "infiniband_hca": _hca_fact("ibp134s0f0")}}
+    says = r"master ibp59s0f0 is not an IPoIB interface of node02 \(infiniband_hca of node02; known: ibp134s0f0, ibp59s0f0\)"
+    with pytest.raises(AnsibleFilterError, match=says):
+        k8s_network_nads([_ipoib()], nodes=nodes)
+    # a PKey child: its parent must be there (the child may be made after the reading)
+    nodes["node02"]["infiniband_hca"] = _hca_fact()
+    assert json.loads(k8s_network_nads([_ipoib(pkey=1)], nodes=nodes)[0]["spec"]["config"])["master"] == "ibp59s0f0.8001"
+    with pytest.raises(AnsibleFilterError, match="master ib9.8001 is not an IPoIB interface of node01, node02 .infiniband_hca of node01, node02;"):
+        k8s_network_nads([_ipoib(master="ib9.8001")], nodes=nodes)
+    # an Ethernet port's netdev is no IPoIB master
+    with pytest.raises(AnsibleFilterError, match="master enp59s0f0 is not an IPoIB interface of node01"):
+        k8s_network_nads([_ipoib(master="enp59s0f0")], nodes={"node01": {"infiniband_hca": _hca_fact("enp59s0f0", "Ethernet")}})
+
+
+def test_the_ipoib_fact_wins_over_the_adapters():
+    nodes = {"node01": {"ipoib_interfaces": [{"netdev": "ibp59s0f1", "children": []}], "infiniband_hca": _hca_fact()}}
+    with pytest.raises(AnsibleFilterError, match=r"master ibp59s0f0 is not an IPoIB interface of node01 \(ipoib_interfaces of node01;"):
+        k8s_network_nads([_ipoib()], nodes=nodes)
