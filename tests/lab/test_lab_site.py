@@ -33,6 +33,8 @@ EXPECTED = {
     "node02": {"link_layers": {"0000:c1:00.0": "InfiniBand"}, "vfs": {"0000:c1:00.0": 20}, "fw_writes": 1, "boots": 3},
     "node03": {"link_layers": {"0000:86:00.0": "InfiniBand", "0000:86:00.1": "Ethernet"}, "vfs": {"0000:86:00.0": 2}, "fw_writes": 0, "boots": 1},
 }
+# Where the AWX job and the second run write the fabric report (on the controller; verify_report_dir).
+REPORT = lab.CACHE / "site-report"
 # Files the roles write on a node (check mode must leave them as they are).
 NODE_FILES = ("/etc", "/usr/local", "/var/lib/fabric-infiniband")
 
@@ -61,7 +63,8 @@ def test_check_mode_on_fresh_nodes_changes_nothing(fresh_lab):
 
 def test_site_through_ansible_runner_with_reboots(fresh_lab, project_sync, tmp_path_factory):
     """site.yml with reboots as an AWX job on an execution node (tests/lab/awxjob.py: transmit | worker | process)."""
-    root = awxjob.private_data_dir(tmp_path_factory.mktemp("awx-job") / "pdd", project_sync, {"infiniband_allow_reboot": True})
+    root = awxjob.private_data_dir(tmp_path_factory.mktemp("awx-job") / "pdd", project_sync,
+                                   {"infiniband_allow_reboot": True, "verify_report_dir": str(REPORT)})
     job = awxjob.run(root, "site", "playbooks/site.yml")
     assert (job.rcs, job.status) == ({"transmit": 0, "worker": 0, "process": 0}, "successful"), (job.rcs, job.status)
     awxjob.assert_through_the_worker(job, root)
@@ -90,7 +93,8 @@ def test_node_holds_what_the_inventory_asks(fresh_lab, node):
 def test_second_run_changes_nothing_and_reboots_nothing(fresh_lab):
     boots = {n: lab.boot_count(n) for n in lab.NODES}
     ncalls = {n: len(lab.calls(n)) for n in lab.NODES}
-    proc = lab.playbook("site.yml", "-e", "infiniband_allow_reboot=true")
+    # The report where the job wrote it (the worker's own project directory is gone with the worker).
+    proc = lab.playbook("site.yml", "-e", "infiniband_allow_reboot=true", "-e", "verify_report_dir=%s" % REPORT)
     assert proc.returncode == 0, proc.stdout[-4000:]
     counts = lab.recap(proc.stdout)
     assert sorted(counts) == list(lab.NODES), counts
