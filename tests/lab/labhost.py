@@ -4,7 +4,9 @@
 """The simulated lab of `make demo`, seen from the controller: run playbooks, read what the simulator recorded.
 
 Everything here reads the host side of the lab (.cache/lab/nodes/<node>/), never the nodes through
-Ansible, so a test can prove what a playbook did or did not do.
+Ansible, so a test can prove what a playbook did or did not do. With FABRIC_LAB_INSTANCE=<name> the tests run
+on that lab instance instead of the demo lab (lab/labctl.py): its containers, its cache .cache/lab-<name>/ and
+the inventory `labctl inventory` writes there (the demo nodes on the instance's ports).
 """
 
 import json
@@ -15,8 +17,14 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-INVENTORY = REPO / "inventories" / "lab"
-CACHE = REPO / ".cache" / "lab"
+INSTANCE = os.environ.get("FABRIC_LAB_INSTANCE") or "lab"
+if INSTANCE == "lab":
+    INVENTORY = REPO / "inventories" / "lab"
+    CACHE = REPO / ".cache" / "lab"
+else:
+    CACHE = REPO / ".cache" / ("lab-" + INSTANCE)
+    INVENTORY = CACHE / "inventory"
+CONTAINER = "fabric-%s-" % INSTANCE  # a node's container is CONTAINER + its name
 NODES = ("node01", "node02", "node03")
 BIN = Path(sys.executable).parent
 
@@ -34,6 +42,8 @@ def env(**extra):
         ANSIBLE_FORCE_COLOR="0",
         ANSIBLE_RETRY_FILES_ENABLED="0",
     )
+    if INSTANCE != "lab":
+        result.update(FABRIC_LAB_INSTANCE=INSTANCE, FABRIC_LAB_INVENTORY=str(INVENTORY))
     result.update(extra)
     return result
 
@@ -100,13 +110,13 @@ def boot_count(node):
 
 def files(node, *roots):
     """Path, size and modification time of every file under roots inside the node's container."""
-    proc = run(["podman", "exec", "fabric-lab-" + node, "find", *roots, "-xdev", "-type", "f", "-printf", r"%p %s %T@\n"], echo=False)
+    proc = run(["podman", "exec", CONTAINER + node, "find", *roots, "-xdev", "-type", "f", "-printf", r"%p %s %T@\n"], echo=False)
     assert proc.returncode == 0, proc.stdout
     return sorted(proc.stdout.splitlines())
 
 
 def sysfs(node, path):
     """One sysfs attribute as the node shows it."""
-    proc = run(["podman", "exec", "fabric-lab-" + node, "cat", path], echo=False)
+    proc = run(["podman", "exec", CONTAINER + node, "cat", path], echo=False)
     assert proc.returncode == 0, "%s: %s" % (node, proc.stdout)
     return proc.stdout.strip()

@@ -4,9 +4,10 @@
 """The site playbook on the lab of `make demo`, from fresh nodes to verified, as users and AWX run it.
 
 The tests run in this order on one lab (pytest keeps the file's order), each building on the one before:
-check mode on the fresh nodes changes nothing; ansible-runner, from a private data directory laid out as AWX
-lays one out, runs site.yml with reboots allowed; every node then holds what the inventory asks, after at most
-one reboot or power cycle; a second run changes nothing; verify.yml passes and writes the fabric report; a
+check mode on the fresh nodes changes nothing; site.yml with reboots allowed runs as an AWX job, from a private
+data directory laid out as AWX lays one out and handed to an execution node as receptor hands it
+(`ansible-runner transmit | worker | process`, tests/lab/awxjob.py); every node then holds what the inventory
+asks, after at most one reboot or power cycle; a second run changes nothing; verify.yml passes and writes the fabric report; a
 failed reboot stops the batches after it. scripts/lab.sh runs this module (`make test`, step `lab`).
 
 The lab's nodes (inventories/lab):
@@ -16,13 +17,13 @@ The lab's nodes (inventories/lab):
 """
 
 import json
-import os
 import secrets
 import shutil
 import sys
 
 import pytest
 
+import awxjob
 import labhost as lab
 
 # What the inventory asks, as the simulator must show it afterwards. boots: the simulator's boot count
@@ -32,12 +33,14 @@ EXPECTED = {
     "node02": {"link_layers": {"0000:c1:00.0": "InfiniBand"}, "vfs": {"0000:c1:00.0": 20}, "fw_writes": 1, "boots": 3},
     "node03": {"link_layers": {"0000:86:00.0": "InfiniBand", "0000:86:00.1": "Ethernet"}, "vfs": {"0000:86:00.0": 2}, "fw_writes": 0, "boots": 1},
 }
+# Where the AWX job and the second run write the fabric report (on the controller; verify_report_dir).
+REPORT = lab.CACHE / "site-report"
 # Files the roles write on a node (check mode must leave them as they are).
 NODE_FILES = ("/etc", "/usr/local", "/var/lib/fabric-infiniband")
 
 
 def _node_files(node):
-    present = [p for p in NODE_FILES if lab.run(["podman", "exec", "fabric-lab-" + node, "test", "-e", p], echo=False).returncode == 0]
+    present = [p for p in NODE_FILES if lab.run(["podman", "exec", lab.CONTAINER + node, "test", "-e", p], echo=False).returncode == 0]
     return lab.files(node, *present)
 
 
@@ -58,50 +61,18 @@ def test_check_mode_on_fresh_nodes_changes_nothing(fresh_lab):
     assert "options ib_core netns_mode=0" in proc.stdout, "--diff did not show the RDMA netns modprobe file"
 
 
-def _private_data_dir(root):
-    """A private data directory as AWX gives one to ansible-runner for a job.
-
-    project/      the project's checkout (AWX copies it; a link here)
-    inventory/    the inventory as AWX hands it over: an executable script that prints the JSON of
-                  `ansible-inventory --list --export` of the SCM inventory source (AWX imported it); the
-                  SSH key is not in it but in the Machine credential
-    env/ssh_key   the Machine credential's key (runner loads it into an ssh-agent)
-    env/extravars the survey's answers
-    env/envvars   where the project's collections were installed (AWX: by the project sync)
-    env/settings  the job timeout
-    """
-    (root / "env").mkdir(parents=True)
-    (root / "inventory").mkdir()
-    os.symlink(lab.REPO, root / "project")
-    proc = lab.run([lab.BIN / "ansible-inventory", "-i", lab.INVENTORY, "--list", "--export"], echo=False)
-    assert proc.returncode == 0, proc.stdout
-    inventory = json.loads(proc.stdout)
-    inventory["all"]["vars"].pop("ansible_ssh_private_key_file")
-    script = root / "inventory" / "hosts"
-    script.write_text("#!/usr/bin/env python3\nimport sys\nprint(%r if '--list' in sys.argv else '{}')\n" % json.dumps(inventory),
-                      encoding="utf-8")
-    script.chmod(0o755)
-    shutil.copyfile(lab.CACHE / "ssh" / "id_ed25519", root / "env" / "ssh_key")
-    (root / "env" / "extravars").write_text(json.dumps({"infiniband_allow_reboot": True}), encoding="utf-8")
-    (root / "env" / "envvars").write_text(json.dumps({"ANSIBLE_COLLECTIONS_PATH": str(lab.REPO / ".collections"),
-                                                      "ANSIBLE_NOCOLOR": "1"}), encoding="utf-8")
-    (root / "env" / "settings").write_text(json.dumps({"job_timeout": 1800}), encoding="utf-8")
-    return root
-
-
-def test_site_through_ansible_runner_with_reboots(fresh_lab, tmp_path_factory):
-    root = _private_data_dir(tmp_path_factory.mktemp("awx-job") / "pdd")
-    proc = lab.run([lab.BIN / "ansible-runner", "run", root, "-p", "playbooks/site.yml", "--ident", "site"])
-    artifacts = root / "artifacts" / "site"
-    status = (artifacts / "status").read_text(encoding="utf-8").strip()
-    assert (proc.returncode, status) == (0, "successful"), "ansible-runner: rc %d, status %s" % (proc.returncode, status)
-    stats = [json.loads(p.read_text(encoding="utf-8")) for p in (artifacts / "job_events").glob("*.json")]
-    stats = [e["event_data"] for e in stats if e.get("event") == "playbook_on_stats"]
-    assert len(stats) == 1 and not stats[0]["failures"] and not stats[0]["dark"], stats
-    assert sorted(stats[0]["ok"]) == list(lab.NODES), stats[0]["ok"]
+def test_site_through_ansible_runner_with_reboots(fresh_lab, project_sync, tmp_path_factory):
+    """site.yml with reboots as an AWX job on an execution node (tests/lab/awxjob.py: transmit | worker | process)."""
+    root = awxjob.private_data_dir(tmp_path_factory.mktemp("awx-job") / "pdd", project_sync,
+                                   {"infiniband_allow_reboot": True, "verify_report_dir": str(REPORT)})
+    job = awxjob.run(root, "site", "playbooks/site.yml")
+    assert (job.rcs, job.status) == ({"transmit": 0, "worker": 0, "process": 0}, "successful"), (job.rcs, job.status)
+    awxjob.assert_through_the_worker(job, root)
+    assert job.stats and not job.stats["failures"] and not job.stats["dark"], job.stats
+    assert sorted(job.stats["ok"]) == list(lab.NODES), job.stats["ok"]
     # The key went to the agent, never into the output.
     key = (lab.CACHE / "ssh" / "id_ed25519").read_text(encoding="utf-8").splitlines()[1]
-    assert key not in (artifacts / "stdout").read_text(encoding="utf-8")
+    assert "PLAY RECAP" in job.stdout and key not in job.stdout
 
 
 @pytest.mark.parametrize("node", lab.NODES)
@@ -122,7 +93,8 @@ def test_node_holds_what_the_inventory_asks(fresh_lab, node):
 def test_second_run_changes_nothing_and_reboots_nothing(fresh_lab):
     boots = {n: lab.boot_count(n) for n in lab.NODES}
     ncalls = {n: len(lab.calls(n)) for n in lab.NODES}
-    proc = lab.playbook("site.yml", "-e", "infiniband_allow_reboot=true")
+    # The report where the job wrote it (the worker's own project directory is gone with the worker).
+    proc = lab.playbook("site.yml", "-e", "infiniband_allow_reboot=true", "-e", "verify_report_dir=%s" % REPORT)
     assert proc.returncode == 0, proc.stdout[-4000:]
     counts = lab.recap(proc.stdout)
     assert sorted(counts) == list(lab.NODES), counts
@@ -181,7 +153,7 @@ def test_a_node_lost_in_a_reboot_stops_the_batches_after_it(fresh_lab, tmp_path)
     assert record.returncode == 0
     lost = tmp_path / "lost-node.yml"
     lost.write_text(json.dumps({"all": {"hosts": {"node01": {
-        "infiniband_reboot_command": ["podman", "stop", "-t", "1", "fabric-lab-node01"], "infiniband_reboot_timeout": 20}}}}),
+        "infiniband_reboot_command": ["podman", "stop", "-t", "1", lab.CONTAINER + "node01"], "infiniband_reboot_timeout": 20}}}}),
         encoding="utf-8")
     boots = {n: lab.boot_count(n) for n in lab.NODES}
     try:
