@@ -27,7 +27,7 @@ import labhost as lab
 sys.path.insert(0, str(lab.REPO / "lab"))
 import labctl  # noqa: E402  pylint: disable=wrong-import-position
 
-INVENTORY = lab.REPO / (os.environ.get("FABRIC_LAB_INVENTORY") or "inventories/lab")
+INVENTORY = lab.INVENTORY
 IPOIB_STACK = ["-e", "ipoib_network_stack=networkd", "-e", "ipoib_apply_now=false"]
 PF03 = "0000:86:00.0"  # node03's ConnectX-5, SR-IOV on in its firmware (8 VFs), sriov_pfs: 2 VFs
 
