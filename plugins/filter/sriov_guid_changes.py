@@ -74,12 +74,13 @@ _value:
   elements: str
 """
 
-from ansible_collections.fabric.infiniband.plugins.module_utils import sriov
+from ansible_collections.fabric.infiniband.plugins.module_utils import guid, sriov
 
 
 def _number(text):
-    number, _why = sriov.parse_guid(text) if text else (None, None)
-    return number
+    text = guid.normalize(text) if text else None
+    number = None if text is None else int(text, 16)
+    return number or None  # a VF without a GUID shows the zero GUID
 
 
 def _scheme(number, prefix, pf_index, vf_index):
@@ -97,7 +98,10 @@ def _named(host, names):
 
 
 def sriov_guid_changes(plan, hca, host_name, pfs=None, guid_prefix="0x02fa", host_id=None, names=None):
-    prefix, _why = sriov.parse_prefix(guid_prefix)
+    try:
+        prefix = sriov.parse_prefix(guid_prefix, "sriov_guid_prefix")
+    except guid.GuidError:
+        prefix = None  # the plan refuses it; no VF GUID then counts as derived by the scheme
     derived = sriov.host_id(host_name)
     by_address = {str(e.get("pci_address") or "").lower(): e for e in (hca or {}).get("hcas") or [] if isinstance(e, dict)}
     pfs = pfs or []
