@@ -15,8 +15,16 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-INVENTORY = REPO / "inventories" / "lab"
-CACHE = REPO / ".cache" / "lab"
+# The demo lab, or the lab instance FABRIC_LAB_INSTANCE (lab/labctl.py: its containers fabric-<name>-*, its cache
+# .cache/lab-<name>/ and the inventory `labctl inventory` writes there, or FABRIC_LAB_INVENTORY).
+INSTANCE = os.environ.get("FABRIC_LAB_INSTANCE", "") or "lab"
+if INSTANCE == "lab":
+    INVENTORY = REPO / "inventories" / "lab"
+    CACHE = REPO / ".cache" / "lab"
+else:
+    CACHE = REPO / ".cache" / ("lab-" + INSTANCE)
+    INVENTORY = Path(os.environ.get("FABRIC_LAB_INVENTORY") or CACHE / "inventory")
+PREFIX = "fabric-%s-" % INSTANCE
 NODES = ("node01", "node02", "node03")
 BIN = Path(sys.executable).parent
 
@@ -100,13 +108,13 @@ def boot_count(node):
 
 def files(node, *roots):
     """Path, size and modification time of every file under roots inside the node's container."""
-    proc = run(["podman", "exec", "fabric-lab-" + node, "find", *roots, "-xdev", "-type", "f", "-printf", r"%p %s %T@\n"], echo=False)
+    proc = run(["podman", "exec", PREFIX + node, "find", *roots, "-xdev", "-type", "f", "-printf", r"%p %s %T@\n"], echo=False)
     assert proc.returncode == 0, proc.stdout
     return sorted(proc.stdout.splitlines())
 
 
 def sysfs(node, path):
     """One sysfs attribute as the node shows it."""
-    proc = run(["podman", "exec", "fabric-lab-" + node, "cat", path], echo=False)
+    proc = run(["podman", "exec", PREFIX + node, "cat", path], echo=False)
     assert proc.returncode == 0, "%s: %s" % (node, proc.stdout)
     return proc.stdout.strip()

@@ -37,7 +37,7 @@ NODE_FILES = ("/etc", "/usr/local", "/var/lib/fabric-infiniband")
 
 
 def _node_files(node):
-    present = [p for p in NODE_FILES if lab.run(["podman", "exec", "fabric-lab-" + node, "test", "-e", p], echo=False).returncode == 0]
+    present = [p for p in NODE_FILES if lab.run(["podman", "exec", lab.PREFIX + node, "test", "-e", p], echo=False).returncode == 0]
     return lab.files(node, *present)
 
 
@@ -181,7 +181,7 @@ def test_a_node_lost_in_a_reboot_stops_the_batches_after_it(fresh_lab, tmp_path)
     assert record.returncode == 0
     lost = tmp_path / "lost-node.yml"
     lost.write_text(json.dumps({"all": {"hosts": {"node01": {
-        "infiniband_reboot_command": ["podman", "stop", "-t", "1", "fabric-lab-node01"], "infiniband_reboot_timeout": 20}}}}),
+        "infiniband_reboot_command": ["podman", "stop", "-t", "1", lab.PREFIX + "node01"], "infiniband_reboot_timeout": 20}}}}),
         encoding="utf-8")
     boots = {n: lab.boot_count(n) for n in lab.NODES}
     try:
