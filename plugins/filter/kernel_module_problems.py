@@ -14,7 +14,7 @@ description:
     every module of its C(names) that the kernel does not have with C(modprobe -n), and returns the refusal of the setting that
     listed them, naming the setting, the module, the running kernel and the modules that exist.
   - Only a module that C(modprobe -n) could not resolve is refused. Any other failure (no C(modprobe) installed yet, no sysfs) tells
-    nothing about the names, so it returns nothing: the role's own step reports it when it runs.
+    nothing about the names, so it returns nothing; the role's own step reports it when it runs.
   - The module stops at the first name it cannot resolve, so one missing module is named per run.
   - A skipped task (for example DOCA-OFED's modules before their package is installed, which the role leaves to the step that
     loads them) returns nothing.

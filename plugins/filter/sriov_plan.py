@@ -55,7 +55,7 @@ options:
   allow_vf_recreate:
     description:
       - The role's C(sriov_allow_vf_recreate). Without it, a PF that has VFs now and is asked for another non-zero count is
-        refused here, before any firmware write or reboot: the kernel changes the count only through 0, which destroys every
+        refused here, before any firmware write or reboot, since the kernel changes the count only through 0, which destroys every
         VF of the PF (M(fabric.infiniband.sriov_vfs) refuses the same change when its turn comes).
     type: bool
     default: true
