@@ -52,6 +52,13 @@ options:
     description: A floor for C(NUM_OF_VFS) of every card with a PF in O(pfs) (0 for none).
     type: int
     default: 0
+  allow_vf_recreate:
+    description:
+      - The role's C(sriov_allow_vf_recreate). Without it, a PF that has VFs now and is asked for another non-zero count is
+        refused here, before any firmware write or reboot, since the kernel changes the count only through 0, which destroys every
+        VF of the PF (M(fabric.infiniband.sriov_vfs) refuses the same change when its turn comes).
+    type: bool
+    default: true
 """
 
 EXAMPLES = r"""
@@ -92,6 +99,7 @@ _value:
 """
 
 from ansible.errors import AnsibleFilterError
+from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.fabric.infiniband.plugins.module_utils import guid
 from ansible_collections.fabric.infiniband.plugins.module_utils import pci
@@ -137,8 +145,20 @@ def _check_int(value, where, low, high):
     return value
 
 
+def _recreate_problem(where, entry, num):
+    """The refusal of a change between two non-zero VF counts without consent (module_utils/sriov.py decides), or None."""
+    current = (entry.get("sriov") or {}).get("num_vfs") or 0
+    _writes, why = sriov.count_writes(current, num, None, False)
+    if not why:
+        return None
+    return ("%s.num_vfs is %d, but PF %s (%s) has %d VFs now: the kernel changes a VF count only through 0, which destroys every "
+            "VF of the PF and takes them from the pods using them. Accepted: num_vfs %d (as now) or 0 (remove them); any other "
+            "count with sriov_allow_vf_recreate: true, after draining the node. Nothing was changed."
+            % (where, num, entry["pci_address"], entry.get("rdma_device"), current, current))
+
+
 def sriov_plan(hca, pfs, host_name, guid_mode="scheme", guid_prefix="0x02fa", host_id=None, link_state="auto",
-               firmware_num_vfs=0):
+               firmware_num_vfs=0, allow_vf_recreate=True):
     if not isinstance(hca, dict) or "hcas" not in hca:
         raise AnsibleFilterError("sriov_plan expects the registered result of fabric.infiniband.hca_info")
     if not isinstance(pfs, list):
@@ -176,6 +196,10 @@ def sriov_plan(hca, pfs, host_name, guid_mode="scheme", guid_prefix="0x02fa", ho
         if entry["pci_address"] in seen:
             raise AnsibleFilterError("%s.pf %s is the same PF as sriov_pfs[%d]" % (where, item["pf"], seen[entry["pci_address"]]))
         seen[entry["pci_address"]] = pos
+        if not boolean(allow_vf_recreate, strict=False):
+            why = _recreate_problem(where, entry, num)
+            if why:
+                raise AnsibleFilterError(why)
         state = item.get("link_state", link_state)
         if state not in LINK_STATES:
             raise AnsibleFilterError("%s.link_state must be one of %s, got %r" % (where, ", ".join(LINK_STATES), state))

@@ -168,3 +168,28 @@ def test_duplicates_against_the_inventory_and_physical_functions():
     # a host's own VF GUID equal to its own PF GUID
     assert sriov_duplicate_guids({"c": ["0xaa"]}, hca=hca) == ["0xaa on c, c PF"]
     assert sriov_duplicate_guids({"c": ["0x9"]}, hca=hca) == []
+
+
+def _with_vfs(num_vfs, total=16):
+    hca = {"hcas": [dict(entry) for entry in HCA["hcas"]]}
+    hca["hcas"][2]["sriov"] = {"total_vfs": total, "num_vfs": num_vfs}
+    return hca
+
+
+@pytest.mark.parametrize("now, want", [(4, 4), (4, 0), (0, 8)])
+def test_vf_count_that_needs_no_recreate_is_planned(now, want):
+    out = sriov_plan(_with_vfs(now), [{"pf": "mlx5_2", "num_vfs": want}], host_name="node01", allow_vf_recreate=False)
+    assert [(p["pf"], p["num_vfs"]) for p in out["pfs"]] == [("0000:c1:00.0", want)]
+
+
+@pytest.mark.parametrize("want, total", [(8, 16), (2, 16), (20, 16)])
+def test_vf_count_change_through_zero_is_refused_without_consent(want, total):
+    # also when the firmware must grow first (20 > 16): the boot-time unit would make the old count after the reboot
+    with pytest.raises(AnsibleFilterError) as err:
+        sriov_plan(_with_vfs(4, total), [{"pf": "mlx5_2", "num_vfs": want}], host_name="node01", allow_vf_recreate=False)
+    assert ("sriov_pfs[0].num_vfs is %d, but PF 0000:c1:00.0 (mlx5_2) has 4 VFs now" % want) in str(err.value)
+    assert "Accepted: num_vfs 4 (as now) or 0 (remove them); any other count with sriov_allow_vf_recreate: true" in str(err.value)
+    # with consent (the role passes sriov_allow_vf_recreate; "yes" as the inventory may spell it) it is planned
+    for consent in (True, "yes"):
+        out = sriov_plan(_with_vfs(4, total), [{"pf": "mlx5_2", "num_vfs": want}], host_name="node01", allow_vf_recreate=consent)
+        assert out["pfs"][0]["num_vfs"] == want
