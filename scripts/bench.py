@@ -58,6 +58,10 @@ NAIVE = os.path.join(REPO, "bench", "naive.yml")
 NODES = os.path.join(REPO, "playbooks", "nodes.yml")
 FABRIC_CLUSTER = os.path.join(REPO, "playbooks", "fabric_cluster.yml")
 FACT_CACHE = os.path.join(CACHE, "fact-cache")
+# Fleet nodes have no switch ports, so the lab inventory's environment of the verify role's tools (their umad2sim
+# port, from the node's fabric ports) cannot be templated for them; the fleet runs skip verify, but the playbooks'
+# preflight (preflight_vars) checks every role's settings of the run. An empty one, as extra vars, for every fleet run.
+FLEET_EXTRA = ["-e", json.dumps({"verify_tool_environment": {}})]
 FLEET_IMAGES = "localhost/fabric-bench-converged"
 DEADLINE = [None]  # set by --deadline: runs still going then are stopped
 FIRMWARE_TOOLS = ("mlxconfig", "mstconfig", "mlxfwreset", "mstfwreset")
@@ -401,7 +405,7 @@ def _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats, sliced=Non
         # A clone differs from its converged original only in its VF GUIDs (from the inventory name):
         # the warm-up runs the sriov role alone; the timed no-op below shows whether anything else moves.
         run["warmup"] = {k: v for k, v in playbook(SITE, new, "fleet-%d-warmup" % size, forks,
-                                                   extra=["--tags", "discover,sriov", "--skip-tags", "verify", "--limit", ",".join(new)]).items()
+                                                   extra=["--tags", "discover,sriov", "--skip-tags", "verify", "--limit", ",".join(new)] + FLEET_EXTRA).items()
                          if k in ("rc", "wall_s", "user_s", "sys_s", "tasks_run", "tasks_changed", "failed")}
         prepared = time.monotonic() - clock
         run["memory_used_bytes"] = memory_used() - baseline
@@ -410,7 +414,7 @@ def _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats, sliced=Non
         for attempt in range(1, repeats + 1):
             say("fleet of %d: no-op converge (forks %d) and ping, run %d of %d" % (size, forks, attempt, repeats))
             # verify.yml checks the switch fabric, which fleet nodes do not have (no ports): not in the fleet's converge.
-            noop = playbook(SITE, hosts, "fleet-%d-noop-%d" % (size, attempt), forks, extra=["--skip-tags", "verify"])
+            noop = playbook(SITE, hosts, "fleet-%d-noop-%d" % (size, attempt), forks, extra=["--skip-tags", "verify"] + FLEET_EXTRA)
             noop.pop("recap", None)
             noop["firmware_totals"] = _totals(noop.pop("firmware", None))
             noops.append(noop)
@@ -426,7 +430,7 @@ def _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats, sliced=Non
         run["seconds_per_host"] = round(run["noop"]["wall_s"] / size, 3)
         if size == profile_size:
             prof = os.path.join(CACHE, "logs", "fleet-%d.prof" % size)
-            profiled = playbook(SITE, hosts, "fleet-%d-noop-cprofile" % size, forks, extra=["--skip-tags", "verify"], profile=prof)
+            profiled = playbook(SITE, hosts, "fleet-%d-noop-cprofile" % size, forks, extra=["--skip-tags", "verify"] + FLEET_EXTRA, profile=prof)
             run["controller_profile"] = {"wall_s": profiled["wall_s"], **hot_spots(prof)}
         if sliced and size == sliced[0]:
             # about two no-op runs of the whole fleet: the reference slice, the slices, the fabric job
@@ -466,12 +470,12 @@ def bench_sliced(hosts, count, forks):
     cached = dict(ANSIBLE_CACHE_PLUGIN="jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=FACT_CACHE)
     result = {"hosts": len(hosts), "slices": len(slices), "forks": forks, "slice_hosts": [len(s) for s in slices]}
     say("sliced fleet of %d: nodes.yml over %d hosts without the fact cache (the reference)" % (len(hosts), len(slices[0])))
-    reference = playbook(NODES, slices[0], "sliced-%d-reference" % len(hosts), forks, extra=["--limit", ",".join(slices[0])])
+    reference = playbook(NODES, slices[0], "sliced-%d-reference" % len(hosts), forks, extra=["--limit", ",".join(slices[0])] + FLEET_EXTRA)
     result["reference"] = dict(_brief(reference), firmware_totals=_totals(reference.get("firmware")))
     result["slice_runs"] = []
     for index, members in enumerate(slices, 1):
         say("sliced fleet of %d: slice %d of %d (%d hosts), nodes.yml with the fact cache" % (len(hosts), index, len(slices), len(members)))
-        run = playbook(NODES, members, "sliced-%d-slice-%d" % (len(hosts), index), forks, extra=["--limit", ",".join(members)],
+        run = playbook(NODES, members, "sliced-%d-slice-%d" % (len(hosts), index), forks, extra=["--limit", ",".join(members)] + FLEET_EXTRA,
                        environment=cached)
         run = dict(_brief(run), firmware_totals=_totals(run.get("firmware")), cached_hosts_before=result.get("cached_hosts", 0))
         run["to_reference"] = round(run["wall_s"] / max(reference["wall_s"], 0.01), 2)
@@ -479,7 +483,8 @@ def bench_sliced(hosts, count, forks):
         result["cached_hosts"] = len(os.listdir(FACT_CACHE))
     say("sliced fleet of %d: fabric_cluster.yml over every host, from the fact cache of %d hosts" % (len(hosts), result["cached_hosts"]))
     # verify.yml's fabric checks need the switch ports fleet nodes do not have (as in the fleet's no-op)
-    fabric = playbook(FABRIC_CLUSTER, hosts, "sliced-%d-fabric" % len(hosts), forks, extra=["--skip-tags", "verify"], environment=cached)
+    fabric = playbook(FABRIC_CLUSTER, hosts, "sliced-%d-fabric" % len(hosts), forks, extra=["--skip-tags", "verify"] + FLEET_EXTRA,
+                      environment=cached)
     result["fabric_job"] = dict(_brief(fabric), firmware_totals=_totals(fabric.get("firmware")))
     result["slices_wall_s"] = round(sum(r["wall_s"] for r in result["slice_runs"]), 2)
     return result
