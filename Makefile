@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.collections
 export PATH := $(VENV)/bin:$(PATH)
 
-.PHONY: help deps demo lab-down test lab-test test-vm lint sanity units changelog argspecs galaxy molecule build clean distclean bench
+.PHONY: help deps demo lab-down test lab-test test-vm lint sanity units releases changelog argspecs galaxy molecule build clean distclean bench
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -33,7 +33,7 @@ demo: deps ## Start the simulated lab and run playbooks/site.yml against it, reb
 lab-down: ## Stop and remove the simulated lab
 	$(if $(wildcard $(PY)),$(PY),python3) lab/labctl.py down
 
-test: ## Everything CI runs: deps, lint, sanity, units, changelog, argspecs, galaxy, molecule, lab, molecule-vm
+test: ## Everything CI runs: deps, lint, sanity, units, releases, changelog, argspecs, galaxy, molecule, lab, molecule-vm
 	@scripts/test.sh
 
 lint: deps ## ruff, yamllint, ansible-lint
@@ -44,6 +44,9 @@ sanity: deps ## ansible-test sanity on a copy of the collection
 
 units: deps ## pytest on tests/unit and lab/tests
 	@scripts/units.sh
+
+releases: deps ## The tests of ansible-core's internals the collection uses, against every supported ansible-core release
+	@scripts/releases.sh
 
 changelog: deps ## antsibull-changelog lint
 	@scripts/changelog.sh

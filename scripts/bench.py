@@ -16,7 +16,12 @@ sit side by side on the same (noisy) machine:
 3. a fleet of 1, 10, 50, 200 nodes (``labctl inventory --fleet``: the demo nodes' descriptions
    cycled, without switch ports, firmware as the 3-node converge left it): a warm-up converge of the
    nodes new at that size, then the timed no-op converge and ping of all; controller CPU (user/sys),
-   lab memory, and once a cProfile of ansible-playbook's controller process.
+   lab memory, and once a cProfile of ansible-playbook's controller process;
+4. at one fleet size (``--sliced-size``, the largest by default), AWX's sliced workflow (``awx/job_templates.yml``:
+   "Prepare InfiniBand nodes (sliced)", then "InfiniBand fabric and cluster"): ``playbooks/nodes.yml`` in
+   ``--slices`` slices (every n-th host each, one after the other) sharing a jsonfile fact cache, as AWX's
+   ``use_fact_cache`` does, each slice's time against a run of ``nodes.yml`` over as many hosts without the
+   cache, then ``playbooks/fabric_cluster.yml`` over all the hosts, from the cache.
 
 Writes results/bench-<UTC>.{json,md,png} (older ones there are removed: results/ keeps the latest)
 and docs/performance.md.  ``--sizes`` and ``--deadline HH:MM`` (UTC; a fleet size that would not end
@@ -50,6 +55,13 @@ RESULTS = os.path.join(REPO, "results")
 LABCTL = os.path.join(REPO, "lab", "labctl.py")
 SITE = os.path.join(REPO, "playbooks", "site.yml")
 NAIVE = os.path.join(REPO, "bench", "naive.yml")
+NODES = os.path.join(REPO, "playbooks", "nodes.yml")
+FABRIC_CLUSTER = os.path.join(REPO, "playbooks", "fabric_cluster.yml")
+FACT_CACHE = os.path.join(CACHE, "fact-cache")
+# Fleet nodes have no switch ports, so the lab inventory's environment of the verify role's tools (their umad2sim
+# port, from the node's fabric ports) cannot be templated for them; the fleet runs skip verify, but the playbooks'
+# preflight (preflight_vars) checks every role's settings of the run. An empty one, as extra vars, for every fleet run.
+FLEET_EXTRA = ["-e", json.dumps({"verify_tool_environment": {}})]
 FLEET_IMAGES = "localhost/fabric-bench-converged"
 DEADLINE = [None]  # set by --deadline: runs still going then are stopped
 FIRMWARE_TOOLS = ("mlxconfig", "mstconfig", "mlxfwreset", "mstfwreset")
@@ -207,12 +219,12 @@ def ping(hosts_pattern, forks, name):
     return {"wall_s": result["wall_s"], "user_s": result["user_s"], "sys_s": result["sys_s"], "hosts_ok": pongs, "rc": result["rc"]}
 
 
-def playbook(playbook_path, hosts, name, forks=20, extra=(), profile=None):
+def playbook(playbook_path, hosts, name, forks=20, extra=(), profile=None, environment=None):
     argv = [os.path.join(BIN, "ansible-playbook"), "-i", INVENTORY, playbook_path, *extra]
     if profile:
         argv = [sys.executable, "-m", "cProfile", "-o", profile] + argv
     before = snapshot(hosts)
-    result = timed(argv, env(forks), name)
+    result = timed(argv, env(forks, **(environment or {})), name)
     per_host = recap(result["output"])
     run = {"rc": result["rc"], "wall_s": result["wall_s"], "user_s": result["user_s"], "sys_s": result["sys_s"],
            "maxrss_bytes": result["maxrss_bytes"], "hosts": len(per_host), "forks": forks,
@@ -354,10 +366,10 @@ def raise_inotify(nodes, notes):
     return old
 
 
-def bench_fleet(sizes, forks, deadline, profile_size, notes, runs, repeats=2):
+def bench_fleet(sizes, forks, deadline, profile_size, notes, runs, repeats=2, sliced=None):
     old_inotify = raise_inotify(max(sizes), notes)
     try:
-        _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats)
+        _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats, sliced)
     finally:
         labctl("down")
         if old_inotify is not None:
@@ -365,7 +377,8 @@ def bench_fleet(sizes, forks, deadline, profile_size, notes, runs, repeats=2):
                 handle.write(str(old_inotify))
 
 
-def _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats):
+def _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats, sliced=None):
+    """``sliced``: (fleet size, slice count) of the sliced workflow, or None."""
     converged = os.path.join(CACHE, "converged")
     labctl("reset")
     baseline = memory_used()
@@ -392,7 +405,7 @@ def _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats):
         # A clone differs from its converged original only in its VF GUIDs (from the inventory name):
         # the warm-up runs the sriov role alone; the timed no-op below shows whether anything else moves.
         run["warmup"] = {k: v for k, v in playbook(SITE, new, "fleet-%d-warmup" % size, forks,
-                                                   extra=["--tags", "discover,sriov", "--skip-tags", "verify", "--limit", ",".join(new)]).items()
+                                                   extra=["--tags", "discover,sriov", "--skip-tags", "verify", "--limit", ",".join(new)] + FLEET_EXTRA).items()
                          if k in ("rc", "wall_s", "user_s", "sys_s", "tasks_run", "tasks_changed", "failed")}
         prepared = time.monotonic() - clock
         run["memory_used_bytes"] = memory_used() - baseline
@@ -401,7 +414,7 @@ def _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats):
         for attempt in range(1, repeats + 1):
             say("fleet of %d: no-op converge (forks %d) and ping, run %d of %d" % (size, forks, attempt, repeats))
             # verify.yml checks the switch fabric, which fleet nodes do not have (no ports): not in the fleet's converge.
-            noop = playbook(SITE, hosts, "fleet-%d-noop-%d" % (size, attempt), forks, extra=["--skip-tags", "verify"])
+            noop = playbook(SITE, hosts, "fleet-%d-noop-%d" % (size, attempt), forks, extra=["--skip-tags", "verify"] + FLEET_EXTRA)
             noop.pop("recap", None)
             noop["firmware_totals"] = _totals(noop.pop("firmware", None))
             noops.append(noop)
@@ -417,13 +430,64 @@ def _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats):
         run["seconds_per_host"] = round(run["noop"]["wall_s"] / size, 3)
         if size == profile_size:
             prof = os.path.join(CACHE, "logs", "fleet-%d.prof" % size)
-            profiled = playbook(SITE, hosts, "fleet-%d-noop-cprofile" % size, forks, extra=["--skip-tags", "verify"], profile=prof)
+            profiled = playbook(SITE, hosts, "fleet-%d-noop-cprofile" % size, forks, extra=["--skip-tags", "verify"] + FLEET_EXTRA, profile=prof)
             run["controller_profile"] = {"wall_s": profiled["wall_s"], **hot_spots(prof)}
+        if sliced and size == sliced[0]:
+            # about two no-op runs of the whole fleet: the reference slice, the slices, the fabric job
+            left = deadline_left(deadline)
+            need = 2.2 * run["noop"]["wall_s"]
+            if left is not None and need > left:
+                say("sliced fleet of %d skipped: about %.0f s needed, %.0f s left before the deadline" % (size, need, left))
+                run["sliced"] = {"skipped": "about %.0f s needed, %.0f s left before the deadline (%s UTC)" % (
+                    need, left, deadline.strftime("%H:%M"))}
+            else:
+                run["sliced"] = bench_sliced(hosts, sliced[1], forks)
         runs.append(run)
         started_hosts = size
         cost = (prepared / max(len(new), 1), (run["noop"]["wall_s"] + run["ping"]["wall_s"]) / size)  # per run
         with open(os.path.join(CACHE, "logs", "fleet-partial.json"), "w", encoding="utf-8") as handle:
             json.dump(runs, handle, indent=1)
+
+
+def slices_of(hosts, count):
+    """The hosts of each slice: every ``count``-th host, so that the slices differ in size by one at most."""
+    return [hosts[index::count] for index in range(count) if hosts[index::count]]
+
+
+def _brief(run):
+    return {k: run[k] for k in ("rc", "wall_s", "user_s", "sys_s", "hosts", "tasks_run", "tasks_changed", "failed", "wall_per_host_s")
+            if k in run}
+
+
+def bench_sliced(hosts, count, forks):
+    """AWX's sliced workflow on the started fleet: ``nodes.yml`` once per slice, one slice after the other, with a
+    jsonfile fact cache that the slices and the fabric job share (AWX's ``use_fact_cache``), then
+    ``fabric_cluster.yml`` over every host from that cache. First, as the reference, ``nodes.yml`` over the
+    first slice's hosts without the cache: what a run of that many hosts takes when nothing else is in it."""
+    slices = slices_of(hosts, count)
+    shutil.rmtree(FACT_CACHE, ignore_errors=True)
+    os.makedirs(FACT_CACHE)
+    cached = dict(ANSIBLE_CACHE_PLUGIN="jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=FACT_CACHE)
+    result = {"hosts": len(hosts), "slices": len(slices), "forks": forks, "slice_hosts": [len(s) for s in slices]}
+    say("sliced fleet of %d: nodes.yml over %d hosts without the fact cache (the reference)" % (len(hosts), len(slices[0])))
+    reference = playbook(NODES, slices[0], "sliced-%d-reference" % len(hosts), forks, extra=["--limit", ",".join(slices[0])] + FLEET_EXTRA)
+    result["reference"] = dict(_brief(reference), firmware_totals=_totals(reference.get("firmware")))
+    result["slice_runs"] = []
+    for index, members in enumerate(slices, 1):
+        say("sliced fleet of %d: slice %d of %d (%d hosts), nodes.yml with the fact cache" % (len(hosts), index, len(slices), len(members)))
+        run = playbook(NODES, members, "sliced-%d-slice-%d" % (len(hosts), index), forks, extra=["--limit", ",".join(members)] + FLEET_EXTRA,
+                       environment=cached)
+        run = dict(_brief(run), firmware_totals=_totals(run.get("firmware")), cached_hosts_before=result.get("cached_hosts", 0))
+        run["to_reference"] = round(run["wall_s"] / max(reference["wall_s"], 0.01), 2)
+        result["slice_runs"].append(run)
+        result["cached_hosts"] = len(os.listdir(FACT_CACHE))
+    say("sliced fleet of %d: fabric_cluster.yml over every host, from the fact cache of %d hosts" % (len(hosts), result["cached_hosts"]))
+    # verify.yml's fabric checks need the switch ports fleet nodes do not have (as in the fleet's no-op)
+    fabric = playbook(FABRIC_CLUSTER, hosts, "sliced-%d-fabric" % len(hosts), forks, extra=["--skip-tags", "verify"] + FLEET_EXTRA,
+                      environment=cached)
+    result["fabric_job"] = dict(_brief(fabric), firmware_totals=_totals(fabric.get("firmware")))
+    result["slices_wall_s"] = round(sum(r["wall_s"] for r in result["slice_runs"]), 2)
+    return result
 
 
 def probe(size, notes):
@@ -556,6 +620,8 @@ def table(data):
                 "%.2f GiB" % (stats / 1024 ** 3) if stats else "-",
                 run["memory_used_bytes"] / 1024 ** 3, max(r["tasks_changed"] for r in every or [noop]),
                 _most(every or [noop], "write"), _most(every or [noop], "reboots")))
+    for run in fleet:
+        lines += sliced_table(run.get("sliced"), run["hosts"])
     probes = data.get("fleet_probes") or []
     if probes:
         lines += ["", "| fleet nodes started only (no converge) | start s | nodes' memory (podman stats) | host memory used, delta (free) | ping s |",
@@ -566,6 +632,32 @@ def table(data):
                 run["hosts"], run["up_s"], "%.2f GiB" % (stats / 1024 ** 3) if stats else "-", run["memory_used_bytes"] / 1024 ** 3,
                 run["ping"]["wall_s"], run["ping"]["hosts_ok"], run["hosts"]))
     return "\n".join(lines) + "\n"
+
+
+def sliced_table(sliced, size):
+    """The sliced workflow's runs: each slice against the reference run of as many hosts, and the fabric job."""
+    if not sliced:
+        return []
+    if "skipped" in sliced:
+        return ["", "Sliced workflow over %d fleet nodes: skipped: %s" % (size, sliced["skipped"])]
+    lines = ["", "| sliced workflow, %d fleet nodes in %d slices (forks %d) | hosts | wall s | s per host | against the reference "
+             "| controller user+sys s | tasks run | changed | failed | fw writes | reboots | facts in the cache before |" % (
+                 sliced["hosts"], sliced["slices"], sliced["forks"]),
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def row(label, run, ratio, cached):
+        fw = run.get("firmware_totals") or {}
+        return "| %s | %d | %.1f | %.3f | %s | %.1f | %d | %d | %d | %s | %s | %s |" % (
+            label, run["hosts"], run["wall_s"], run["wall_per_host_s"], ratio, run["user_s"] + run["sys_s"], run["tasks_run"],
+            run["tasks_changed"], run["failed"], fw.get("write", "-"), fw.get("reboots", "-"), cached)
+
+    lines.append(row("reference: `nodes.yml` over the hosts of slice 1, without the fact cache", sliced["reference"], "1.00", "-"))
+    for index, run in enumerate(sliced["slice_runs"], 1):
+        lines.append(row("slice %d: `nodes.yml`, fact cache" % index, run, "%.2f" % run["to_reference"], run["cached_hosts_before"]))
+    lines.append(row("fabric job: `fabric_cluster.yml` over every host, fact cache", sliced["fabric_job"], "-", sliced["cached_hosts"]))
+    lines.append("| the %d slices one after the other | %d | %.1f | | | | | | | | | |" % (
+        sliced["slices"], sliced["hosts"], sliced["slices_wall_s"]))
+    return lines
 
 
 # A 5x7 bitmap font for the digits and the few letters the plot's labels use.
@@ -748,6 +840,13 @@ def performance_doc(data, stamp, table_text):
         "  user+sys of ansible-playbook and its forks (and their ssh clients); the nodes' own CPU is not in it.",
         "- **Controller profile**: the no-op converge once more under `python -m cProfile` (ansible-playbook's main",
         "  process; the forks' work shows in user/sys).",
+        "- **Sliced workflow** (`--slices`, `--sliced-size`): on the fleet of that size after its no-op runs, AWX's workflow",
+        "  \"InfiniBand site, sliced\" (`awx/job_templates.yml`) by hand: `playbooks/nodes.yml` once per slice (every n-th",
+        "  host; one slice after the other, where AWX may run them side by side on several execution nodes) with a jsonfile",
+        "  fact cache in `.cache/lab-bench/fact-cache` that the slices and the fabric job share (`ANSIBLE_CACHE_PLUGIN=jsonfile`,",
+        "  as AWX's `use_fact_cache`), then `playbooks/fabric_cluster.yml` over every host from that cache (`--skip-tags",
+        "  verify`, as the fleet's no-op). Each slice is compared with the reference: `nodes.yml` over the first slice's",
+        "  hosts without the cache, just before.",
         "",
     ]
     if data.get("notes"):
@@ -764,6 +863,9 @@ def main(argv=None):
     parser.add_argument("--fleet-runs", type=int, default=2, help="no-op converges (each with a ping) per fleet size; the faster counts")
     parser.add_argument("--profile-size", type=int, default=10, help="fleet size whose no-op converge runs once more under cProfile")
     parser.add_argument("--deadline", help="HH:MM UTC: skip a fleet size that would not end by then")
+    parser.add_argument("--slices", type=int, default=4,
+                        help="slices of the sliced workflow (nodes.yml per slice with a shared fact cache, then fabric_cluster.yml); 0: none")
+    parser.add_argument("--sliced-size", type=int, help="fleet size the sliced workflow runs at (one of --sizes; the largest by default)")
     parser.add_argument("--no-lab", action="store_true",
                         help="skip the 3-node part (the fleet uses .cache/lab-bench/converged and the images of an earlier run with --keep-images)")
     parser.add_argument("--keep-images", action="store_true", help="keep the converged node images for a later --no-lab run")
@@ -803,8 +905,13 @@ def main(argv=None):
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
         if sizes:
             data["fleet"] = []
+            sliced = None
+            if args.slices > 1:
+                sliced = (args.sliced_size or max(sizes), args.slices)
+                if sliced[0] not in sizes:
+                    parser.error("--sliced-size %d is not one of --sizes %s" % (sliced[0], args.sizes))
             try:
-                bench_fleet(sizes, args.forks, deadline, args.profile_size, data["notes"], data["fleet"], max(args.fleet_runs, 1))
+                bench_fleet(sizes, args.forks, deadline, args.profile_size, data["notes"], data["fleet"], max(args.fleet_runs, 1), sliced)
             except (SystemExit, subprocess.CalledProcessError, OSError) as exc:
                 # What the smaller sizes measured still stands; say where it stopped.
                 # the cause is at the end of labctl's output, after the long podman command line
@@ -873,6 +980,23 @@ def checks(data):
         steps = "; ".join("%d->%d hosts: time x%.2f" % (st["from"], st["to"], st["time_x"]) for st in lin["steps"])
         check("fleet time grows no faster than hosts / forks", steps, lin["no_faster_than_linear"])
     for run in data.get("fleet") or []:
+        sliced = run.get("sliced") or {}
+        if "slice_runs" in sliced:
+            every = [("reference", sliced["reference"])] + [("slice %d" % i, r) for i, r in enumerate(sliced["slice_runs"], 1)]
+            every.append(("fabric job", sliced["fabric_job"]))
+            check("sliced workflow over %d fleet nodes: the reference, every slice and the fabric job run clean over their hosts and "
+                  "change nothing, no firmware write, no reboot" % sliced["hosts"],
+                  "; ".join("%s: rc %d, %d hosts, %d failed, %d changed, %s writes, %s reboots" % (
+                      label, r["rc"], r["hosts"], r["failed"], r["tasks_changed"], (r.get("firmware_totals") or {}).get("write", "-"),
+                      (r.get("firmware_totals") or {}).get("reboots", "-")) for label, r in every),
+                  all(r["rc"] == 0 and not r["failed"] and not r["tasks_changed"]
+                      and not (r.get("firmware_totals") or {}).get("write") and not (r.get("firmware_totals") or {}).get("reboots")
+                      for _label, r in every)
+                  and [r["hosts"] for r in sliced["slice_runs"]] == sliced["slice_hosts"] and sliced["fabric_job"]["hosts"] == sliced["hosts"])
+            check("sliced workflow over %d fleet nodes: no slice takes longer than the reference run of as many hosts without the "
+                  "fact cache (10 %% allowed for noise)" % sliced["hosts"],
+                  ", ".join("slice %d x%.2f" % (i, r["to_reference"]) for i, r in enumerate(sliced["slice_runs"], 1)),
+                  all(r["to_reference"] <= 1.1 for r in sliced["slice_runs"]))
         if "noop" in run:
             for index, noop in enumerate(run.get("noop_runs") or [run["noop"]], 1):
                 fw = noop.get("firmware_totals") or {}

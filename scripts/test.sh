@@ -10,7 +10,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "${REPO_ROOT}" || exit 1
 
-ALL_STEPS=(deps lint sanity units changelog argspecs galaxy molecule lab molecule-vm)
+ALL_STEPS=(deps lint sanity units releases changelog argspecs galaxy molecule lab molecule-vm)
 
 # The command of each step, as shown in its banner and run by run_step.
 describe_step() {
@@ -19,6 +19,7 @@ describe_step() {
         lint) echo "scripts/lint.sh" ;;
         sanity) echo "scripts/sanity.sh" ;;
         units) echo "scripts/units.sh" ;;
+        releases) echo "scripts/releases.sh" ;;
         changelog) echo "scripts/changelog.sh" ;;
         argspecs) echo "python scripts/check_argument_specs.py" ;;
         galaxy) echo "scripts/galaxy.sh" ;;
@@ -35,6 +36,8 @@ run_step() {
         lint) scripts/lint.sh ;;
         sanity) scripts/sanity.sh ;;
         units) scripts/units.sh ;;
+        # The tests of what the collection takes from ansible-core's internals, against every supported release.
+        releases) scripts/releases.sh ;;
         changelog) scripts/changelog.sh ;;
         argspecs) "${VENV}/bin/python" scripts/check_argument_specs.py ;;
         # The artifact as Galaxy and an EE build see it (9-17 min on the shared 2-core machine).

@@ -8,6 +8,7 @@ process it runs in (ansible-playbook's), once, and never raises."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -60,3 +61,74 @@ def test_a_loader_failure_is_only_said_at_vvv():
     """)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[0] == "2 True", proc.stdout
+
+
+# An action plugin next to the playbook: it runs in the worker forked for the task, and says which of the
+# plugin modules that worker has without importing anything itself (the task templates nothing).
+PROBE = textwrap.dedent(
+    """\
+    import json
+    import os
+    import sys
+
+    from ansible.plugins.action import ActionBase
+
+    WANTED = ("ansible.plugins.filter.core_", "ansible.plugins.test.core_",
+              "ansible_collections.fabric.infiniband.plugins.filter.sriov_plan")
+
+
+    class ActionModule(ActionBase):
+        def run(self, tmp=None, task_vars=None):
+            result = super(ActionModule, self).run(tmp, task_vars)
+            loaded = [prefix for prefix in WANTED if any(name.startswith(prefix) for name in sys.modules)]
+            with open(self._task.args["out"], "w") as handle:
+                json.dump({"pid": os.getpid(), "ppid": os.getppid(), "loaded": loaded}, handle)
+            result["changed"] = False
+            return result
+    """
+)
+
+
+def _worker_sees(tmp_path, enabled):
+    """What a worker of a real ansible-playbook run has loaded before it templates anything, and its PIDs."""
+    tag = "on" if enabled else "off"
+    work = tmp_path / tag
+    (work / "action_plugins").mkdir(parents=True)
+    (work / "action_plugins" / "preload_probe.py").write_text(PROBE)
+    out = work / "seen.json"
+    (work / "play.yml").write_text(textwrap.dedent(
+        """\
+        - name: Probe a worker
+          hosts: all
+          gather_facts: false
+          tasks:
+            - name: Say what the worker has loaded
+              preload_probe:
+                out: %s
+        """ % json.dumps(str(out))))
+    (work / "hosts.ini").write_text("h0 ansible_connection=local ansible_python_interpreter=%s\n" % sys.executable)
+    (work / "ansible.cfg").write_text("[defaults]\n" + ("callbacks_enabled = fabric.infiniband.preload\n" if enabled else ""))
+    roots = [p for p in sys.path if os.path.isdir(os.path.join(p or ".", "ansible_collections", "fabric", "infiniband"))]
+    environ = dict(os.environ, ANSIBLE_CONFIG=str(work / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=os.pathsep.join(roots),
+                   ANSIBLE_NOCOLOR="1")
+    environ.pop("ANSIBLE_CALLBACKS_ENABLED", None)
+    proc = subprocess.Popen(
+        [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(work / "hosts.ini"), str(work / "play.yml")],
+        cwd=str(work), env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    output = proc.communicate(timeout=300)[0]
+    assert proc.returncode == 0, output
+    seen = json.loads(out.read_text())
+    seen["playbook_pid"] = proc.pid
+    return seen
+
+
+def test_a_forked_worker_inherits_what_preload_loaded(tmp_path):
+    """Pins, for the ansible-core under test, what the callback buys: a task's worker is forked from ansible-playbook
+    and finds the filter and test plugins loaded when the callback is on; without it, it would import them itself."""
+    on = _worker_sees(tmp_path, True)
+    assert on["ppid"] == on["playbook_pid"] != on["pid"], on
+    assert on["loaded"] == ["ansible.plugins.filter.core_", "ansible.plugins.test.core_",
+                            "ansible_collections.fabric.infiniband.plugins.filter.sriov_plan"], on
+    off = _worker_sees(tmp_path, False)
+    assert off["ppid"] == off["playbook_pid"] != off["pid"], off
+    assert off["loaded"] == [], off

@@ -77,11 +77,17 @@ PLAYBOOK = textwrap.dedent(
             once: "{{ lookup('fabric.infiniband.run_id') }}"
           run_once: true
 
+        # One module run for the play (it would be one per host otherwise): what every host saw.
         - name: Write what each host saw
           ansible.builtin.copy:
-            content: "{{ {'in_task': in_task, 'in_play_vars': in_play_vars, 'judged': judged, 'once': hostvars[ansible_play_hosts[0]].once} | to_json }}"
-            dest: "{{ out_dir }}/{{ inventory_hostname }}.json"
+            content: >-
+              {{ {'hosts': ansible_play_hosts, 'once': once,
+                  'in_task': ansible_play_hosts | map('extract', hostvars, 'in_task') | list,
+                  'in_play_vars': ansible_play_hosts | map('extract', hostvars, 'in_play_vars') | list,
+                  'judged': ansible_play_hosts | map('extract', hostvars, 'judged') | list} | to_json }}
+            dest: "{{ out_dir }}/seen.json"
             mode: "0644"
+          run_once: true
           delegate_to: localhost
     """
 )
@@ -99,7 +105,10 @@ def _run_playbook(tmp_path, tag):
          "-e", "out_dir=%s" % out],
         env=env, capture_output=True, text=True, check=False, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return [json.loads((out / ("h%d.json" % n)).read_text()) for n in range(4)]
+    seen = json.loads((out / "seen.json").read_text())
+    assert sorted(seen["hosts"]) == ["h%d" % n for n in range(4)], seen
+    return [{"in_task": seen["in_task"][n], "in_play_vars": seen["in_play_vars"][n], "judged": seen["judged"][n], "once": seen["once"]}
+            for n in range(4)]
 
 
 def test_run_id_is_one_per_ansible_playbook_run(tmp_path):
