@@ -40,7 +40,7 @@ fi
 # as the last line of its output (other lines start with "lab: ").
 if [ "${vm}" = false ] && [ -z "${FABRIC_LAB_IMAGE:-}" ]; then
     header "molecule: lab node image"
-    image_out="$(python lab/labctl.py image | tee /dev/stderr)" || die "lab/labctl.py image failed"
+    image_out="$(python lab/labctl.py image | tee -a /dev/stderr)" || die "lab/labctl.py image failed"
     FABRIC_LAB_IMAGE="$(printf '%s\n' "${image_out}" | grep -v '^lab: ' | grep -v '^[[:space:]]*$' | tail -n 1)"
     [ -n "${FABRIC_LAB_IMAGE}" ] || die "lab/labctl.py image printed no image name"
     export FABRIC_LAB_IMAGE
@@ -52,7 +52,7 @@ if [ "${vm}" = false ] && [ -z "${FABRIC_LAB_IMAGE_TRIXIE:-}" ]; then
     for s in "${scenarios[@]}"; do
         grep -q 'FABRIC_LAB_IMAGE_TRIXIE' "molecule/${s}/molecule.yml" 2>/dev/null || continue
         header "molecule: lab node image (trixie)"
-        image_out="$(python lab/labctl.py image --suite trixie | tee /dev/stderr)" || die "lab/labctl.py image --suite trixie failed"
+        image_out="$(python lab/labctl.py image --suite trixie | tee -a /dev/stderr)" || die "lab/labctl.py image --suite trixie failed"
         FABRIC_LAB_IMAGE_TRIXIE="$(printf '%s\n' "${image_out}" | grep -v '^lab: ' | grep -v '^[[:space:]]*$' | tail -n 1)"
         [ -n "${FABRIC_LAB_IMAGE_TRIXIE}" ] || die "lab/labctl.py image --suite trixie printed no image name"
         export FABRIC_LAB_IMAGE_TRIXIE
