@@ -118,13 +118,15 @@ def test_second_round_changes_nothing(fresh_lab, project_sync, job_root):
 
 
 def test_a_slice_cannot_reuse_a_vf_guid_another_slice_published(fresh_lab, project_sync, job_root):
-    """node01 published its VF GUIDs in its own slice; node03's slice asks for one of them: refused before any change."""
+    """node01 published its VF GUIDs in its own slice; node03's slice asks for one of them: refused before any change.
+    node03's VFs carry other GUIDs now, so the slice consents to changing them (sriov_allow_guid_change): what refuses
+    it must be the duplicate."""
     taken = _cached(job_root, "node01")["sriov_vf_guids"][0]
     before = {n: lab.durable_state(n) for n in lab.NODES}
     calls = len(lab.calls("node03"))
     pfs = [{"pf": "0000:86:00.0", "num_vfs": 2, "guids": [taken, "0x02fa0000000000ff"]}]
     job = _job(job_root, project_sync, "dupe-slice", "playbooks/nodes.yml", limit=("node03",),
-               extravars=dict(_extravars(job_root), sriov_pfs=pfs))
+               extravars=dict(_extravars(job_root), sriov_pfs=pfs, sriov_allow_guid_change=True))
     assert job.rcs["worker"] != 0 and job.status == "failed" and job.stats.get("failures", {}).get("node03"), job.stdout[-3000:]
     assert "%s on node01, node03" % taken.lower() in job.stdout, job.stdout[-3000:]
     assert {n: lab.durable_state(n) for n in lab.NODES} == before
