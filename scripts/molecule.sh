@@ -1,19 +1,69 @@
 #!/usr/bin/env bash
 # Molecule: `molecule test -s <name>` for every scenario in molecule/ whose name does
-# not end in _vm (those need a QEMU guest; `make test-vm` runs them with --vm).
-# Stops at the first scenario that fails. Scenario names can be given as arguments.
+# not end in _vm (those need a QEMU guest; --vm runs only them, --all runs both kinds).
+# Scenario names can be given as arguments.
+#
+# FABRIC_MOLECULE_JOBS (default 2) scenarios run at a time, longest first: one scenario
+# keeps about 1.5 of 2 cores busy (podman exec and Ansible's workers wait on each other),
+# so a second one fills the rest. Each scenario's output goes to .cache/molecule-logs/ and
+# is printed whole when the scenario ends. After a failure no further scenario starts;
+# those running finish. FABRIC_MOLECULE_JOBS=1 runs them one after the other, output live.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_venv
 cd "${REPO_ROOT}"
 
-# --vm: the scenarios ending in _vm instead (QEMU guests, lab/vm/; `make test-vm`).
-vm=false
-if [ "${1:-}" = "--vm" ]; then
-    vm=true
-    shift
+# Scenarios with a known flake of the test lab itself (not of the collection) get one more run, and the
+# summary says so. opensm: on ibsim, a standby OpenSM restarted during the first converge can stay in
+# DISCOVERING (its MADs go unanswered; shared/reference/test-lab.md notes the same after a master is
+# killed); the role then fails its standby wait. Seen once in six runs on 2026-11-25; the next three passed.
+LAB_FLAKY=(opensm)
+
+LOG_DIR="${CACHE_DIR}/molecule-logs"
+
+# --one <scenario>: run one scenario into its log (the lanes below call this), print the log
+# when it ends, and add its line to the summary. Skips when an earlier scenario failed.
+if [ "${1:-}" = "--one" ]; then
+    s="$2"
+    log="${LOG_DIR}/${s}.log"
+    if [ -e "${LOG_DIR}/.failed" ]; then
+        printf '  %-24s not run (an earlier scenario failed)\n' "${s}" >>"${LOG_DIR}/.summary"
+        exit 0
+    fi
+    start="$(now)"
+    result=passed
+    if ! molecule test -s "${s}" >"${log}" 2>&1; then
+        result=failed
+        case " ${LAB_FLAKY[*]} " in
+            *" ${s} "*)
+                printf '\n==== molecule: test -s %s failed; once more (a known flake of the lab, see scripts/molecule.sh) ====\n' "${s}" >>"${log}"
+                if molecule test -s "${s}" >>"${log}" 2>&1; then
+                    result="passed  (second run; the first failed)"
+                fi ;;
+        esac
+    fi
+    secs="$(elapsed "${start}" "$(now)")"
+    [ "${result}" != failed ] || : >"${LOG_DIR}/.failed"
+    {
+        flock 9
+        header "molecule: test -s ${s}: ${result%% *} in ${secs} s"
+        cat "${log}"
+        header "molecule: end of ${s} (${result%% *})"
+        line="$(printf '  %-24s %-6s  %6s s' "${s}" "${result%%  *}" "${secs}")"
+        case "${result}" in *"second run"*) line="${line}  (second run; the first failed)" ;; esac
+        printf '%s\n' "${line}" >>"${LOG_DIR}/.summary"
+    } 9>"${LOG_DIR}/.lock"
+    [ "${result}" != failed ]
+    exit
 fi
+
+# --vm: the scenarios ending in _vm only (QEMU guests, lab/vm/; `make test-vm`); --all: every scenario.
+kind=containers
+case "${1:-}" in
+    --vm) kind=vm; shift ;;
+    --all) kind=all; shift ;;
+esac
 if [ "$#" -gt 0 ]; then
     scenarios=("$@")
 else
@@ -22,8 +72,8 @@ else
         [ -f "$f" ] || continue
         name="$(basename "$(dirname "$f")")"
         case "${name}" in
-            *_vm) [ "${vm}" = true ] || continue ;;
-            *) [ "${vm}" = false ] || continue ;;
+            *_vm) [ "${kind}" != containers ] || continue ;;
+            *) [ "${kind}" != vm ] || continue ;;
         esac
         scenarios+=("${name}")
     done
@@ -31,14 +81,19 @@ fi
 
 if [ "${#scenarios[@]}" -eq 0 ]; then
     header "molecule"
-    info "no container scenarios in molecule/: nothing to run"
+    info "no scenarios to run"
     exit 0
 fi
+
+needs_image=false
+for s in "${scenarios[@]}"; do
+    case "${s}" in *_vm) ;; *) needs_image=true ;; esac
+done
 
 # The container scenarios run on the lab's node image (.config/molecule/config.yml reads
 # FABRIC_LAB_IMAGE). `lab/labctl.py image` builds it when missing and prints its name
 # as the last line of its output (other lines start with "lab: ").
-if [ "${vm}" = false ] && [ -z "${FABRIC_LAB_IMAGE:-}" ]; then
+if [ "${needs_image}" = true ] && [ -z "${FABRIC_LAB_IMAGE:-}" ]; then
     header "molecule: lab node image"
     image_out="$(python lab/labctl.py image | tee -a /dev/stderr)" || die "lab/labctl.py image failed"
     FABRIC_LAB_IMAGE="$(printf '%s\n' "${image_out}" | grep -v '^lab: ' | grep -v '^[[:space:]]*$' | tail -n 1)"
@@ -48,7 +103,7 @@ if [ "${vm}" = false ] && [ -z "${FABRIC_LAB_IMAGE:-}" ]; then
 fi
 
 # The Debian 13 node image, only when a scenario to run names it (FABRIC_LAB_IMAGE_TRIXIE).
-if [ "${vm}" = false ] && [ -z "${FABRIC_LAB_IMAGE_TRIXIE:-}" ]; then
+if [ "${needs_image}" = true ] && [ -z "${FABRIC_LAB_IMAGE_TRIXIE:-}" ]; then
     for s in "${scenarios[@]}"; do
         grep -q 'FABRIC_LAB_IMAGE_TRIXIE' "molecule/${s}/molecule.yml" 2>/dev/null || continue
         header "molecule: lab node image (trixie)"
@@ -61,29 +116,51 @@ if [ "${vm}" = false ] && [ -z "${FABRIC_LAB_IMAGE_TRIXIE:-}" ]; then
     done
 fi
 
-# Scenarios with a known flake of the test lab itself (not of the collection) get one more run, and the
-# summary says so. opensm: on ibsim, a standby OpenSM restarted during the first converge can stay in
-# DISCOVERING (its MADs go unanswered; shared/reference/test-lab.md notes the same after a master is
-# killed); the role then fails its standby wait. Seen once in six runs on 2026-11-25; the next three passed.
-LAB_FLAKY=(opensm)
-
-summary=()
-for s in "${scenarios[@]}"; do
-    header "molecule: test -s ${s}"
-    start="$(now)"
-    if molecule test -s "${s}"; then
-        summary+=("$(printf '  %-24s passed  %6s s' "${s}" "$(elapsed "${start}" "$(now)")")")
-        continue
-    else
-        status=$?
-    fi
-    case " ${LAB_FLAKY[*]} " in
-        *" ${s} "*) ;;
-        *) exit "${status}" ;;
-    esac
-    header "molecule: test -s ${s} failed (rc ${status}); once more (a known flake of the lab, see scripts/molecule.sh)"
-    molecule test -s "${s}"
-    summary+=("$(printf '  %-24s passed  %6s s  (second run; the first failed)' "${s}" "$(elapsed "${start}" "$(now)")")")
+# Longest first (seconds of one scenario alone on 2 cores, 2026-11-26), so that the lanes end together;
+# a scenario not listed runs after these.
+LONGEST_FIRST=(rdma_netns_vm robustness gpudirect sriov opensm rdma_stack_doca k8s_network ipoib_networkd
+    ipoib_ifupdown rdma_stack ipoib_nm link_type rdma_netns hca_info)
+ordered=()
+for s in "${LONGEST_FIRST[@]}"; do
+    case " ${scenarios[*]} " in *" ${s} "*) ordered+=("${s}") ;; esac
 done
-header "molecule: ${#scenarios[@]} scenario(s) passed"
-printf '%s\n' "${summary[@]}"
+for s in "${scenarios[@]}"; do
+    case " ${ordered[*]} " in *" ${s} "*) ;; *) ordered+=("${s}") ;; esac
+done
+
+jobs="${FABRIC_MOLECULE_JOBS:-2}"
+[[ "${jobs}" =~ ^[1-9][0-9]*$ ]] || die "FABRIC_MOLECULE_JOBS must be a whole number from 1, got '${jobs}'"
+mkdir -p "${LOG_DIR}"
+rm -f "${LOG_DIR}/.failed" "${LOG_DIR}/.summary"
+header "molecule: ${#ordered[@]} scenario(s), ${jobs} at a time: ${ordered[*]}"
+start="$(now)"
+if [ "${jobs}" -eq 1 ] || [ "${#ordered[@]}" -eq 1 ]; then
+    # one at a time, the output live
+    for s in "${ordered[@]}"; do
+        header "molecule: test -s ${s}"
+        s_start="$(now)"
+        result=passed
+        if ! molecule test -s "${s}"; then
+            case " ${LAB_FLAKY[*]} " in
+                *" ${s} "*)
+                    header "molecule: test -s ${s} failed; once more (a known flake of the lab, see scripts/molecule.sh)"
+                    molecule test -s "${s}" || result=failed
+                    [ "${result}" = failed ] || result="passed  (second run; the first failed)" ;;
+                *) result=failed ;;
+            esac
+        fi
+        line="$(printf '  %-24s %-6s  %6s s' "${s}" "${result%%  *}" "$(elapsed "${s_start}" "$(now)")")"
+        case "${result}" in *"second run"*) line="${line}  (second run; the first failed)" ;; esac
+        printf '%s\n' "${line}" >>"${LOG_DIR}/.summary"
+        if [ "${result}" = failed ]; then : >"${LOG_DIR}/.failed"; break; fi
+    done
+else
+    printf '%s\n' "${ordered[@]}" | xargs -P "${jobs}" -I{} "${BASH_SOURCE[0]}" --one {} || true
+fi
+if [ -e "${LOG_DIR}/.failed" ]; then
+    header "molecule: a scenario failed (${jobs} at a time, $(elapsed "${start}" "$(now)") s)"
+    cat "${LOG_DIR}/.summary"
+    exit 1
+fi
+header "molecule: ${#ordered[@]} scenario(s) passed (${jobs} at a time, $(elapsed "${start}" "$(now)") s)"
+cat "${LOG_DIR}/.summary"
