@@ -33,7 +33,7 @@ demo: deps ## Start the simulated lab and run playbooks/site.yml against it, reb
 lab-down: ## Stop and remove the simulated lab
 	$(if $(wildcard $(PY)),$(PY),python3) lab/labctl.py down
 
-test: ## Everything CI runs: deps, lint, sanity, units, releases, changelog, argspecs, galaxy, molecule (containers and QEMU), lab
+test: ## Everything CI runs: deps, lint, sanity, units, releases, changelog, argspecs, galaxy, molecule, lab, molecule-vm
 	@scripts/test.sh
 
 lint: deps ## ruff, yamllint, ansible-lint
@@ -63,7 +63,7 @@ molecule: deps ## molecule test for every scenario not ending in _vm
 lab-test: deps ## Only the lab test (tests/lab/): resets the demo lab, site.yml from fresh nodes, through ansible-runner
 	@scripts/lab.sh
 
-test-vm: deps ## Only the scenarios ending in _vm (Debian's kernel in QEMU; lab/vm/), part of make test's molecule step
+test-vm: deps ## Only the scenarios ending in _vm (Debian's kernel in QEMU; lab/vm/); make test runs them in the background
 	@scripts/molecule.sh --vm
 
 bench: deps ## Benchmarks on a lab instance of their own (not in make test): results/, docs/performance.md

@@ -20,12 +20,14 @@ cd "${REPO_ROOT}"
 # killed); the role then fails its standby wait. Seen once in six runs on 2026-11-25; the next three passed.
 LAB_FLAKY=(opensm)
 
-LOG_DIR="${CACHE_DIR}/molecule-logs"
+# Each run's logs, in a directory of its own (the VM scenarios may run beside the container ones).
+LOG_DIR="${FABRIC_MOLECULE_LOG_DIR:-}"
 
 # --one <scenario>: run one scenario into its log (the lanes below call this), print the log
 # when it ends, and add its line to the summary. Skips when an earlier scenario failed.
 if [ "${1:-}" = "--one" ]; then
     s="$2"
+    [ -n "${LOG_DIR}" ] || die "--one is for the lanes of this script (FABRIC_MOLECULE_LOG_DIR is unset)"
     log="${LOG_DIR}/${s}.log"
     if [ -e "${LOG_DIR}/.failed" ]; then
         printf '  %-24s not run (an earlier scenario failed)\n' "${s}" >>"${LOG_DIR}/.summary"
@@ -130,6 +132,8 @@ done
 
 jobs="${FABRIC_MOLECULE_JOBS:-2}"
 [[ "${jobs}" =~ ^[1-9][0-9]*$ ]] || die "FABRIC_MOLECULE_JOBS must be a whole number from 1, got '${jobs}'"
+LOG_DIR="${CACHE_DIR}/molecule-logs/${kind}"
+export FABRIC_MOLECULE_LOG_DIR="${LOG_DIR}"
 mkdir -p "${LOG_DIR}"
 rm -f "${LOG_DIR}/.failed" "${LOG_DIR}/.summary"
 header "molecule: ${#ordered[@]} scenario(s), ${jobs} at a time: ${ordered[*]}"
