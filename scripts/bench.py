@@ -403,9 +403,11 @@ def _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats, sliced=Non
         new = hosts[started_hosts:]
         say("fleet of %d: warm-up converge of %d new nodes" % (size, len(new)))
         # A clone differs from its converged original only in its VF GUIDs (from the inventory name):
-        # the warm-up runs the sriov role alone; the timed no-op below shows whether anything else moves.
+        # the warm-up runs the sriov role alone, with the consent a renamed host needs for its VFs to
+        # take the GUIDs of its new name; the timed no-op below shows whether anything else moves.
         run["warmup"] = {k: v for k, v in playbook(SITE, new, "fleet-%d-warmup" % size, forks,
-                                                   extra=["--tags", "discover,sriov", "--skip-tags", "verify", "--limit", ",".join(new)] + FLEET_EXTRA).items()
+                                                   extra=["--tags", "discover,sriov", "--skip-tags", "verify", "--limit", ",".join(new),
+                                                          "-e", json.dumps({"sriov_allow_guid_change": True})] + FLEET_EXTRA).items()
                          if k in ("rc", "wall_s", "user_s", "sys_s", "tasks_run", "tasks_changed", "failed")}
         prepared = time.monotonic() - clock
         run["memory_used_bytes"] = memory_used() - baseline
