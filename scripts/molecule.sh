@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Molecule: `molecule test -s <name>` for every scenario in molecule/ whose name does
-# not end in _vm (those need a QEMU guest; --vm runs only them, --all runs both kinds).
-# Scenario names can be given as arguments.
+# not end in _vm (those need a QEMU guest; --vm runs only them). Scenario names can be
+# given as arguments.
 #
 # FABRIC_MOLECULE_JOBS (default 2) scenarios run at a time, longest first: one scenario
-# keeps about 1.5 of 2 cores busy (podman exec and Ansible's workers wait on each other),
-# so a second one fills the rest. Each scenario's output goes to .cache/molecule-logs/ and
-# is printed whole when the scenario ends. After a failure no further scenario starts;
+# alone keeps about 1.5 of 2 cores busy, so a second one fills the rest (on 2 cores the
+# gain is small: the run is CPU-bound). Each scenario's output goes to .cache/molecule-logs/
+# and is printed whole when the scenario ends. After a failure no further scenario starts;
 # those running finish. FABRIC_MOLECULE_JOBS=1 runs them one after the other, output live.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -23,49 +23,57 @@ LAB_FLAKY=(opensm)
 # Each run's logs, in a directory of its own (the VM scenarios may run beside the container ones).
 LOG_DIR="${FABRIC_MOLECULE_LOG_DIR:-}"
 
-# --one <scenario>: run one scenario into its log (the lanes below call this), print the log
-# when it ends, and add its line to the summary. Skips when an earlier scenario failed.
-if [ "${1:-}" = "--one" ]; then
-    s="$2"
-    [ -n "${LOG_DIR}" ] || die "--one is for the lanes of this script (FABRIC_MOLECULE_LOG_DIR is unset)"
-    log="${LOG_DIR}/${s}.log"
-    if [ -e "${LOG_DIR}/.failed" ]; then
-        printf '  %-24s not run (an earlier scenario failed)\n' "${s}" >>"${LOG_DIR}/.summary"
-        exit 0
-    fi
+# Run one scenario, its output into the file $2 (or live when $2 is empty), with the second
+# run of a LAB_FLAKY one; add its line to the summary and mark a failure. Returns its status.
+run_scenario() {
+    local s="$1" log="$2" start secs result=passed note=""
+    # into the log, or live (a redirection to /dev/stdout would truncate a log that stdout is)
+    out() { if [ -n "${log}" ]; then "$@" >>"${log}" 2>&1; else "$@"; fi; }
+    [ -z "${log}" ] || : >"${log}"
     start="$(now)"
-    result=passed
-    if ! molecule test -s "${s}" >"${log}" 2>&1; then
+    if ! out molecule test -s "${s}"; then
         result=failed
         case " ${LAB_FLAKY[*]} " in
             *" ${s} "*)
-                printf '\n==== molecule: test -s %s failed; once more (a known flake of the lab, see scripts/molecule.sh) ====\n' "${s}" >>"${log}"
-                if molecule test -s "${s}" >>"${log}" 2>&1; then
-                    result="passed  (second run; the first failed)"
+                out header "molecule: test -s ${s} failed; once more (a known flake of the lab, see scripts/molecule.sh)"
+                if out molecule test -s "${s}"; then
+                    result=passed
+                    note="  (second run; the first failed)"
                 fi ;;
         esac
     fi
     secs="$(elapsed "${start}" "$(now)")"
-    [ "${result}" != failed ] || : >"${LOG_DIR}/.failed"
+    [ "${result}" = passed ] || : >"${LOG_DIR}/.failed"
     {
         flock 9
-        header "molecule: test -s ${s}: ${result%% *} in ${secs} s"
-        cat "${log}"
-        header "molecule: end of ${s} (${result%% *})"
-        line="$(printf '  %-24s %-6s  %6s s' "${s}" "${result%%  *}" "${secs}")"
-        case "${result}" in *"second run"*) line="${line}  (second run; the first failed)" ;; esac
-        printf '%s\n' "${line}" >>"${LOG_DIR}/.summary"
+        if [ -n "${log}" ]; then
+            header "molecule: test -s ${s}: ${result} in ${secs} s"
+            cat "${log}"
+            header "molecule: end of ${s} (${result})"
+        fi
+        printf '  %-24s %-6s  %6s s%s\n' "${s}" "${result}" "${secs}" "${note}" >>"${LOG_DIR}/.summary"
     } 9>"${LOG_DIR}/.lock"
-    [ "${result}" != failed ]
+    [ "${result}" = passed ]
+}
+
+# --one <scenario>: one lane's scenario (xargs below calls this), printed when it ends; skipped
+# when an earlier scenario failed.
+if [ "${1:-}" = "--one" ]; then
+    [ -n "${LOG_DIR}" ] || die "--one is for the lanes of this script (FABRIC_MOLECULE_LOG_DIR is unset)"
+    if [ -e "${LOG_DIR}/.failed" ]; then
+        printf '  %-24s not run (an earlier scenario failed)\n' "$2" >>"${LOG_DIR}/.summary"
+        exit 0
+    fi
+    run_scenario "$2" "${LOG_DIR}/$2.log"
     exit
 fi
 
-# --vm: the scenarios ending in _vm only (QEMU guests, lab/vm/; `make test-vm`); --all: every scenario.
+# --vm: the scenarios ending in _vm only (QEMU guests, lab/vm/; `make test-vm`).
 kind=containers
-case "${1:-}" in
-    --vm) kind=vm; shift ;;
-    --all) kind=all; shift ;;
-esac
+if [ "${1:-}" = "--vm" ]; then
+    kind=vm
+    shift
+fi
 if [ "$#" -gt 0 ]; then
     scenarios=("$@")
 else
@@ -120,7 +128,7 @@ fi
 
 # Longest first (seconds of one scenario alone on 2 cores, 2026-11-26), so that the lanes end together;
 # a scenario not listed runs after these.
-LONGEST_FIRST=(rdma_netns_vm robustness gpudirect sriov opensm rdma_stack_doca k8s_network ipoib_networkd
+LONGEST_FIRST=(robustness gpudirect sriov opensm rdma_stack_doca k8s_network ipoib_networkd
     ipoib_ifupdown rdma_stack ipoib_nm link_type rdma_netns hca_info)
 ordered=()
 for s in "${LONGEST_FIRST[@]}"; do
@@ -142,21 +150,7 @@ if [ "${jobs}" -eq 1 ] || [ "${#ordered[@]}" -eq 1 ]; then
     # one at a time, the output live
     for s in "${ordered[@]}"; do
         header "molecule: test -s ${s}"
-        s_start="$(now)"
-        result=passed
-        if ! molecule test -s "${s}"; then
-            case " ${LAB_FLAKY[*]} " in
-                *" ${s} "*)
-                    header "molecule: test -s ${s} failed; once more (a known flake of the lab, see scripts/molecule.sh)"
-                    molecule test -s "${s}" || result=failed
-                    [ "${result}" = failed ] || result="passed  (second run; the first failed)" ;;
-                *) result=failed ;;
-            esac
-        fi
-        line="$(printf '  %-24s %-6s  %6s s' "${s}" "${result%%  *}" "$(elapsed "${s_start}" "$(now)")")"
-        case "${result}" in *"second run"*) line="${line}  (second run; the first failed)" ;; esac
-        printf '%s\n' "${line}" >>"${LOG_DIR}/.summary"
-        if [ "${result}" = failed ]; then : >"${LOG_DIR}/.failed"; break; fi
+        run_scenario "${s}" "" || break
     done
 else
     printf '%s\n' "${ordered[@]}" | xargs -P "${jobs}" -I{} "${BASH_SOURCE[0]}" --one {} || true
