@@ -366,10 +366,10 @@ def raise_inotify(nodes, notes):
     return old
 
 
-def bench_fleet(sizes, forks, deadline, profile_size, notes, runs, repeats=2, sliced=None):
+def bench_fleet(sizes, forks, deadline, profile_size, notes, runs, repeats=2, sliced=None, sliced_only=False):
     old_inotify = raise_inotify(max(sizes), notes)
     try:
-        _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats, sliced)
+        _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats, sliced, sliced_only)
     finally:
         labctl("down")
         if old_inotify is not None:
@@ -377,8 +377,9 @@ def bench_fleet(sizes, forks, deadline, profile_size, notes, runs, repeats=2, sl
                 handle.write(str(old_inotify))
 
 
-def _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats, sliced=None):
-    """``sliced``: (fleet size, slice count) of the sliced workflow, or None."""
+def _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats, sliced=None, sliced_only=False):
+    """``sliced``: (fleet size, slice count) of the sliced workflow, or None; ``sliced_only``: at that size, the
+    sliced workflow without the timed no-op runs of the whole fleet (its slices run every host once)."""
     converged = os.path.join(CACHE, "converged")
     labctl("reset")
     baseline = memory_used()
@@ -412,6 +413,12 @@ def _bench_fleet(sizes, forks, deadline, profile_size, runs, repeats, sliced=Non
         prepared = time.monotonic() - clock
         run["memory_used_bytes"] = memory_used() - baseline
         run["podman_stats_bytes"] = podman_memory()
+        if sliced and sliced_only and size == sliced[0]:
+            run["sliced"] = bench_sliced(hosts, sliced[1], forks)
+            run["sliced_only"] = True
+            runs.append(run)
+            started_hosts = size
+            continue
         noops, pings = [], []
         for attempt in range(1, repeats + 1):
             say("fleet of %d: no-op converge (forks %d) and ping, run %d of %d" % (size, forks, attempt, repeats))
@@ -609,7 +616,8 @@ def table(data):
                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for run in fleet:
             if "noop" not in run:
-                lines.append("| %d | skipped: %s | | | | | | | | | | | |" % (run["hosts"], run.get("skipped", "")))
+                said = "the sliced workflow only (below)" if run.get("sliced_only") else "skipped: %s" % run.get("skipped", "")
+                lines.append("| %d | %s | | | | | | | | | | | |" % (run["hosts"], said))
                 continue
             noop = run["noop"]
             stats = run.get("podman_stats_bytes")
@@ -868,6 +876,10 @@ def main(argv=None):
     parser.add_argument("--slices", type=int, default=4,
                         help="slices of the sliced workflow (nodes.yml per slice with a shared fact cache, then fabric_cluster.yml); 0: none")
     parser.add_argument("--sliced-size", type=int, help="fleet size the sliced workflow runs at (one of --sizes; the largest by default)")
+    parser.add_argument("--sliced-only", action="store_true",
+                        help="at the sliced size, only the sliced workflow (no timed no-op of the whole fleet: the slices run every host once)")
+    parser.add_argument("--merge", metavar="JSON",
+                        help="an earlier result whose lab part and other fleet sizes this run's fleet sizes join (results/ then holds both)")
     parser.add_argument("--no-lab", action="store_true",
                         help="skip the 3-node part (the fleet uses .cache/lab-bench/converged and the images of an earlier run with --keep-images)")
     parser.add_argument("--keep-images", action="store_true", help="keep the converged node images for a later --no-lab run")
@@ -913,7 +925,8 @@ def main(argv=None):
                 if sliced[0] not in sizes:
                     parser.error("--sliced-size %d is not one of --sizes %s" % (sliced[0], args.sizes))
             try:
-                bench_fleet(sizes, args.forks, deadline, args.profile_size, data["notes"], data["fleet"], max(args.fleet_runs, 1), sliced)
+                bench_fleet(sizes, args.forks, deadline, args.profile_size, data["notes"], data["fleet"], max(args.fleet_runs, 1), sliced,
+                            args.sliced_only)
             except (SystemExit, subprocess.CalledProcessError, OSError) as exc:
                 # What the smaller sizes measured still stands; say where it stopped.
                 # the cause is at the end of labctl's output, after the long podman command line
@@ -926,9 +939,31 @@ def main(argv=None):
         if not args.keep_images:
             for image in ("%s:node0%d" % (FLEET_IMAGES, i) for i in (1, 2, 3)):
                 subprocess.run(["podman", "rmi", "-f", image], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    if args.merge:
+        data = merged(args.merge, data, " ".join(argv if argv is not None else sys.argv[1:]))
     data["checks"] = checks(data)
     write_outputs(data)
     return 0
+
+
+def merged(path, data, command):
+    """The earlier result at ``path`` with this run's fleet sizes in place of (or beside) its own, and a note that says
+    which figures come from which run."""
+    with open(path, encoding="utf-8") as handle:
+        earlier = json.load(handle)
+    sizes = {run["hosts"] for run in data.get("fleet") or []}
+    fleet = [run for run in earlier.get("fleet") or [] if run["hosts"] not in sizes] + list(data.get("fleet") or [])
+    fleet.sort(key=lambda run: run["hosts"])
+    result = dict(earlier, fleet=fleet, started=data["started"])
+    if data.get("lab"):
+        result["lab"] = data["lab"]
+    result["linearity"] = linearity(fleet)
+    result["notes"] = list(earlier.get("notes") or []) + list(data.get("notes") or []) + [
+        "fleet sizes %s measured by a later run started %s UTC (`scripts/bench.py %s`); the %s from the run started %s UTC, "
+        "on the same machine and code" % (", ".join(str(s) for s in sorted(sizes)), data["started"], command,
+                                          "lab part and the other sizes" if not data.get("lab") else "other sizes", earlier["started"])]
+    result["parts"] = list(earlier.get("parts") or [earlier["started"]]) + [data["started"]]
+    return result
 
 
 def write_outputs(data):
