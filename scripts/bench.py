@@ -211,6 +211,63 @@ def count_power_cycles(firmware, output):
     firmware["reboots_per_node"] = {h: max(n - 2 * cycles.get(h, 0), 0) for h, n in firmware["power_ons_per_node"].items()}
 
 
+# Actions that run on the controller only: no module goes to the node.
+CONTROLLER_ACTIONS = {"set_fact", "assert", "debug", "fail", "include_tasks", "import_tasks", "include_role", "import_role",
+                      "include_vars", "validate_argument_spec", "group_by", "add_host", "meta", "set_stats", "preflight_vars"}
+# Task keywords that are not the task's action.
+TASK_KEYWORDS = {"name", "when", "register", "vars", "loop", "loop_control", "changed_when", "failed_when", "tags", "no_log",
+                 "check_mode", "diff", "notify", "environment", "delegate_to", "run_once", "args", "become", "ignore_errors",
+                 "until", "retries", "delay", "listen", "throttle", "any_errors_fatal", "block", "rescue", "always",
+                 "module_defaults", "delegate_facts", "timeout", "with_items", "with_dict"}
+
+
+def task_actions():
+    """Task name -> its action (short name), from the roles' and playbooks' YAML; names shared by tasks of
+    different actions are left out."""
+    import yaml  # ansible-core's dependency, in the venv bench runs from
+
+    found = {}
+
+    def walk(tasks):
+        for task in tasks or []:
+            if not isinstance(task, dict):
+                continue
+            for key in ("block", "rescue", "always"):
+                walk(task.get(key))
+            actions = [k for k in task if k not in TASK_KEYWORDS]
+            if task.get("name") and actions:
+                found.setdefault(task["name"], set()).add(actions[0].rsplit(".", 1)[-1])
+
+    files = glob.glob(os.path.join(REPO, "roles", "*", "tasks", "*.yml")) + glob.glob(os.path.join(REPO, "roles", "*", "handlers", "*.yml"))
+    for path in files + glob.glob(os.path.join(REPO, "playbooks", "*.yml")):
+        with open(path, encoding="utf-8") as handle:
+            content = yaml.safe_load(handle)
+        for item in content if isinstance(content, list) else []:
+            if isinstance(item, dict) and "hosts" in item:
+                for key in ("pre_tasks", "tasks", "post_tasks", "handlers"):
+                    walk(item.get(key))
+            else:
+                walk([item])
+    return {name: actions.pop() for name, actions in found.items() if len(actions) == 1}
+
+
+def task_split(output, host):
+    """What one host's tasks in a run's log did: ran a module on the node, ran on the controller only (argument
+    specs, preflight checks, asserts, facts, includes), were skipped, or could not be told (a templated name)."""
+    actions = task_actions()
+    split = {"node": 0, "controller": 0, "skipped": 0, "unknown": 0}
+    for part in re.split(r"^TASK \[", output, flags=re.MULTILINE)[1:]:
+        head, _sep, body = part.partition("]")
+        if not re.search(r"^(ok|changed|failed|fatal): \[%s\]" % re.escape(host), body, re.MULTILINE):
+            if re.search(r"^skipping: \[%s\]" % re.escape(host), body, re.MULTILINE):
+                split["skipped"] += 1
+            continue
+        name = head.split(" : ", 1)[-1]
+        action = "validate_argument_spec" if name.startswith("Validating arguments against arg spec") else actions.get(name)
+        split["unknown" if action is None else "controller" if action in CONTROLLER_ACTIONS else "node"] += 1
+    return split
+
+
 # --- runs ----------------------------------------------------------------------------------
 def ping(hosts_pattern, forks, name):
     result = timed([os.path.join(BIN, "ansible"), "-i", INVENTORY, hosts_pattern, "-m", "ansible.builtin.ping", "-o"],
@@ -311,6 +368,8 @@ def bench_lab():
         noops.append(playbook(SITE, hosts, "noop-converge-%d" % (index + 1)))
         pings.append(ping("ib_nodes", 20, "ping-after-%d" % (index + 1)))
     result["noop_converge"] = noops[0]
+    with open(os.path.join(CACHE, "logs", "noop-converge-1.log"), encoding="utf-8") as handle:
+        result["noop_task_split"] = {host: task_split(handle.read(), host) for host in hosts}
     result["noop_runs_s"] = [run["wall_s"] for run in noops]
     result["noop_runs_changed"] = [run["tasks_changed"] for run in noops]
     result["ping_runs_s"] = [run["wall_s"] for run in pings]
@@ -795,6 +854,23 @@ def performance_doc(data, stamp, table_text):
         "![no-op converge and ping time vs hosts](../results/bench-%s.png)" % stamp,
         "",
     ]
+    split = (lab or {}).get("noop_task_split")
+    if split:
+        lines += ["## What the no-op converge runs, per node", "",
+                  "Each task of the no-op converge of the 3 lab nodes, by where it ran (from the run's log and the action "
+                  "each task name has in roles/ and playbooks/):", "",
+                  "| node | module run on the node | controller only | skipped | not told (templated name) |", "|---|---|---|---|---|"]
+        lines += ["| %s | %d | %d | %d | %d |" % (h, c["node"], c["controller"], c["skipped"], c["unknown"]) for h, c in sorted(split.items())]
+        lines += ["",
+                  "A ping is one module run on the node. Of the no-op's tasks, the few that run a module on the node read what",
+                  "must be read (one discovery, one firmware query per adapter, the pending record, the run lock, the kernel",
+                  "modules); most run on the controller only. (The flow that handed state from play to play ran 27 tasks per node in",
+                  "all, 81 over the 3 nodes: bench of 2026-11-25.) Each role stands alone, so each checks its own",
+                  "input before anything is changed: its argument spec, `preflight_vars` (unknown and refused settings), its",
+                  "asserts, and the facts it publishes for the roles after it. Each of these costs a worker fork and templating",
+                  "per host (about 0.1 to 0.2 s on this machine), with nothing to do on the node. That, not the node's work, is",
+                  "why the no-op is more than 10 pings. Folding a role's checks into one action per role would cut that count;",
+                  "handing state between plays again would not be worth its coupling.", ""]
     if lab:
         lines += ["## Where the no-op converge spends its time (3 lab nodes, profile_tasks)", ""]
         lines += ["| task | s |", "|---|---|"] + ["| %s | %.2f |" % (t["task"].replace("|", "\\|"), t["s"]) for t in lab["noop_converge"]["slowest_tasks"]]
@@ -902,6 +978,7 @@ def main(argv=None):
             if isinstance(run, dict) and "firmware" in run and "power_ons_per_node" not in run["firmware"] and os.path.exists(log):
                 with open(log, encoding="utf-8") as handle:
                     count_power_cycles(run["firmware"], handle.read())
+        add_task_split(data.get("lab"))
         data["checks"] = checks(data)
         write_outputs(data)
         return 0
@@ -946,6 +1023,15 @@ def main(argv=None):
     return 0
 
 
+def add_task_split(lab):
+    """The no-op's task split (task_split) for a result from before it was measured, from the run's log when it is still there."""
+    log = os.path.join(CACHE, "logs", "noop-converge-1.log")
+    if lab and "noop_task_split" not in lab and os.path.exists(log):
+        with open(log, encoding="utf-8") as handle:
+            output = handle.read()
+        lab["noop_task_split"] = {host: task_split(output, host) for host in lab["nodes"]}
+
+
 def merged(path, data, command):
     """The earlier result at ``path`` with this run's fleet sizes in place of (or beside) its own, and a note that says
     which figures come from which run."""
@@ -963,6 +1049,7 @@ def merged(path, data, command):
         "on the same machine and code" % (", ".join(str(s) for s in sorted(sizes)), data["started"], command,
                                           "lab part and the other sizes" if not data.get("lab") else "other sizes", earlier["started"])]
     result["parts"] = list(earlier.get("parts") or [earlier["started"]]) + [data["started"]]
+    add_task_split(result.get("lab"))
     return result
 
 
