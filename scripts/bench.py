@@ -251,21 +251,21 @@ def task_actions():
     return {name: actions.pop() for name, actions in found.items() if len(actions) == 1}
 
 
-def task_split(output, host):
-    """What one host's tasks in a run's log did: ran a module on the node, ran on the controller only (argument
+def task_split(output, hosts):
+    """Per host, what its tasks in a run's log did: ran a module on the node, ran on the controller only (argument
     specs, preflight checks, asserts, facts, includes), were skipped, or could not be told (a templated name)."""
     actions = task_actions()
-    split = {"node": 0, "controller": 0, "skipped": 0, "unknown": 0}
+    splits = {host: {"node": 0, "controller": 0, "skipped": 0, "unknown": 0} for host in hosts}
     for part in re.split(r"^TASK \[", output, flags=re.MULTILINE)[1:]:
         head, _sep, body = part.partition("]")
-        if not re.search(r"^(ok|changed|failed|fatal): \[%s\]" % re.escape(host), body, re.MULTILINE):
-            if re.search(r"^skipping: \[%s\]" % re.escape(host), body, re.MULTILINE):
-                split["skipped"] += 1
-            continue
         name = head.split(" : ", 1)[-1]
         action = "validate_argument_spec" if name.startswith("Validating arguments against arg spec") else actions.get(name)
-        split["unknown" if action is None else "controller" if action in CONTROLLER_ACTIONS else "node"] += 1
-    return split
+        for host, split in splits.items():
+            if re.search(r"^(ok|changed|failed|fatal): \[%s\]" % re.escape(host), body, re.MULTILINE):
+                split["unknown" if action is None else "controller" if action in CONTROLLER_ACTIONS else "node"] += 1
+            elif re.search(r"^skipping: \[%s\]" % re.escape(host), body, re.MULTILINE):
+                split["skipped"] += 1
+    return splits
 
 
 # --- runs ----------------------------------------------------------------------------------
@@ -368,8 +368,7 @@ def bench_lab():
         noops.append(playbook(SITE, hosts, "noop-converge-%d" % (index + 1)))
         pings.append(ping("ib_nodes", 20, "ping-after-%d" % (index + 1)))
     result["noop_converge"] = noops[0]
-    with open(os.path.join(CACHE, "logs", "noop-converge-1.log"), encoding="utf-8") as handle:
-        result["noop_task_split"] = {host: task_split(handle.read(), host) for host in hosts}
+    add_task_split(result)
     result["noop_runs_s"] = [run["wall_s"] for run in noops]
     result["noop_runs_changed"] = [run["tasks_changed"] for run in noops]
     result["ping_runs_s"] = [run["wall_s"] for run in pings]
@@ -1024,12 +1023,12 @@ def main(argv=None):
 
 
 def add_task_split(lab):
-    """The no-op's task split (task_split) for a result from before it was measured, from the run's log when it is still there."""
+    """The lab's first no-op converge split by task_split, from its log: when bench_lab has run it, or for a result
+    from before the split was measured while the log is still there."""
     log = os.path.join(CACHE, "logs", "noop-converge-1.log")
     if lab and "noop_task_split" not in lab and os.path.exists(log):
         with open(log, encoding="utf-8") as handle:
-            output = handle.read()
-        lab["noop_task_split"] = {host: task_split(output, host) for host in lab["nodes"]}
+            lab["noop_task_split"] = task_split(handle.read(), lab["nodes"])
 
 
 def merged(path, data, command):
