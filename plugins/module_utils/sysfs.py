@@ -310,6 +310,14 @@ class Sysfs(object):
     def ib_devices(self):
         return self.listdir("class", "infiniband")
 
+    def uverbs_device(self, name):
+        """The user-verbs character device of RDMA device ``name`` (``uverbs0``), from
+        ``class/infiniband_verbs/*/ibdev``; None when it has none (ib_uverbs not loaded)."""
+        for entry in self.listdir("class", "infiniband_verbs"):
+            if entry.startswith("uverbs") and self.read("class", "infiniband_verbs", entry, "ibdev") == name:
+                return entry
+        return None
+
     def ib_pci_address(self, name):
         target = self.link_name("class", "infiniband", name, "device")
         return target.lower() if is_bdf(target) else None
