@@ -55,6 +55,12 @@ options:
     type: list
     elements: str
     default: []
+  traffic:
+    description:
+      - The rows of the traffic step (filter C(fabric.infiniband.verify_traffic_rows)), or V(null) when it did not run.
+      - A failing row fails the report and adds a sentence that names both ends and their HCAs; V(planned) rows do not fail.
+    type: list
+    elements: dict
 """
 
 EXAMPLES = r"""
@@ -101,7 +107,10 @@ _value:
       description:
         - The topology (C(switches), C(hcas), C(links), C(error), C(host)); each HCA carries the C(host) and C(rdma_device) it
           belongs to (V(null) when it is no host of the play) and C(status) (V(ok), V(fail), V(waiting) or V(unknown)).
-      type: dict
+      type: dict    traffic:
+      description: The rows of O(traffic), when given.
+      type: list
+      elements: dict
 """
 
 from ansible.errors import AnsibleFilterError
@@ -403,7 +412,7 @@ def _fabric(topology, topology_host, owners, verdicts):
     return fabric
 
 
-def verify_checks(nodes, topology=None, topology_host=None, partitions=None, groups=None, sm_hosts=None):
+def verify_checks(nodes, topology=None, topology_host=None, partitions=None, groups=None, sm_hosts=None, traffic=None):
     if not isinstance(nodes, dict):
         raise AnsibleFilterError("verify_checks expects a dict of hosts, each with hca, pending and expect")
     groups = groups or {}
@@ -470,10 +479,34 @@ def verify_checks(nodes, topology=None, topology_host=None, partitions=None, gro
                 report["failures"].append(sentence)
     report["ok"] = all(status == OK for status in verdicts.values())
     report["summary"] = _summary(verdicts, len(report["failures"]))
+    if traffic is not None:
+        _traffic(report, traffic)
     report["fabric"] = _fabric(topology, topology_host, owners, verdicts)
     if topology is not None and not topology_ok:
         report["fabric"]["error"] = topology.get("msg") or "the topology discovery failed"
     return report
+
+
+def _traffic(report, rows):
+    """The traffic rows: a failing row fails the report, with one sentence naming both ends."""
+    report["traffic"] = rows
+    failing = [row for row in rows if row.get("status") == "fail"]
+    for row in failing:
+        report["failures"].append("traffic %s: %s" % (row.get("pair"), "; ".join(row.get("reasons") or ["failed"])))
+    if failing:
+        report["ok"] = False
+    passed = len([row for row in rows if row.get("status") == "pass"])
+    planned = len([row for row in rows if row.get("status") == "planned"])
+    if planned:
+        text = "traffic: %d runs planned, not run (%s)" % (planned, (rows[0].get("reasons") or ["-"])[0])
+    elif rows:
+        unpaired = len([row for row in rows if row.get("status") == "unpaired"])
+        text = "traffic: %d of %d runs pass" % (passed, len(rows) - unpaired)
+        if unpaired:
+            text += ", %d rails unpaired" % unpaired
+    else:
+        text = "traffic: no pair to run"
+    report["summary"] += "; " + text
 
 
 def _summary(verdicts, failures):

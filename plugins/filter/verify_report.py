@@ -53,7 +53,7 @@ from html import escape
 from ansible.errors import AnsibleFilterError
 
 # the word and the (fill, stroke) colours of each status
-_WORD = {"ok": "ok", "fail": "FAIL", "waiting": "WAITING", "not asked": "-"}
+_WORD = {"ok": "ok", "fail": "FAIL", "waiting": "WAITING", "not asked": "-"}  # traffic rows: pass, FAIL, planned, unpaired
 _COLOURS = {"ok": ("#e3f4e1", "#2e7d32"), "fail": ("#fde2e1", "#c62828"), "waiting": ("#fff3d6", "#b26a00"),
             "unknown": ("#eeeeee", "#757575")}
 
@@ -102,11 +102,50 @@ def render_text(report):
     else:
         out.append("topology from %s: %d switches, %d HCAs, %d links" % (
             fabric.get("host"), len(fabric.get("switches") or []), len(fabric.get("hcas") or []), len(fabric.get("links") or [])))
+    if report.get("traffic") is not None:
+        out += [""] + _traffic_text(report["traffic"])
     if report["failures"]:
         out += ["", "Failing checks:"] + ["  " + failure for failure in report["failures"]]
     if report.get("waiting"):
         out += ["", "Waiting for a reboot (WAITING: what fails now and the boot changes):"] + ["  " + line for line in report["waiting"]]
     return "\n".join(out) + "\n"
+
+
+_TRAFFIC_TITLES = ["server", "HCA", "client", "HCA", "rate Gb/s", "write BW Gb/s", "min Gb/s", "read lat us", "max us", "result"]
+
+
+def _figure(value):
+    if value is None:
+        return "-"
+    return ("%.3f" % value).rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
+
+
+def _traffic_cells(row):
+    return [row.get("server") or "-", "%s/%s" % (row.get("server_hca") or "-", row.get("server_port") or "-"),
+            row.get("client") or "-", "%s/%s" % (row.get("client_hca") or "-", row.get("client_port") or "-"),
+            _figure(row.get("rate_gbps")), _figure(row.get("bw_gbps")), _figure(row.get("min_bw_gbps")),
+            _figure(row.get("lat_us")), _figure(row.get("max_lat_us")), _WORD.get(row.get("status"), row.get("status") or "-")]
+
+
+def _traffic_text(rows):
+    """The traffic table: one row per run (pair and rail), with its figures and thresholds."""
+    if not rows:
+        return ["Traffic: no pair to run"]
+    table = [_TRAFFIC_TITLES] + [_traffic_cells(row) for row in rows]
+    widths = [max(len(str(r[i])) for r in table) for i in range(len(_TRAFFIC_TITLES))]
+    lines = ["  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip() for r in table]
+    return ["Traffic (ib_write_bw, ib_read_lat):", lines[0], "  ".join("-" * w for w in widths)] + lines[1:]
+
+
+def _traffic_html(rows):
+    if rows is None:
+        return ""
+    body = "".join("<tr>%s</tr>" % "".join(
+        '<td class="%s">%s</td>' % (_CLASS.get(row.get("status"), "na") if i == len(cells) - 1 else "", escape(str(c)))
+        for i, c in enumerate(cells)) for row, cells in ((row, _traffic_cells(row)) for row in rows))
+    head = "".join("<th>%s</th>" % escape(t) for t in _TRAFFIC_TITLES)
+    return "<h2>Traffic</h2><table><thead><tr>%s</tr></thead><tbody>%s</tbody></table>" % (head, body) if rows else \
+        "<h2>Traffic</h2><p>no pair to run</p>"
 
 
 # --- the picture -------------------------------------------------------------------------------
@@ -251,7 +290,7 @@ li{margin:2px 0}.error{color:#c62828}
 """
 
 
-_CLASS = {"ok": "ok", "fail": "fail", "waiting": "waiting"}
+_CLASS = {"ok": "ok", "fail": "fail", "waiting": "waiting", "pass": "ok"}
 
 
 def render_html(report, title="Fabric report"):
@@ -264,6 +303,8 @@ def render_html(report, title="Fabric report"):
     failures = "".join("<li>%s</li>" % escape(f) for f in report["failures"])
     waiting = "".join("<li>%s</li>" % escape(w) for w in report.get("waiting") or [])
     statuses = {row[3] for row in _rows(report)}
+    if any(row.get("status") == "fail" for row in report.get("traffic") or []):
+        statuses.add("fail")
     summary_class = "fail" if "fail" in statuses else ("waiting" if "waiting" in statuses else "ok")
     fabric = report.get("fabric") or {}
     legend = "".join('<span style="background:%s;color:%s">%s</span>' % (fill, stroke, name)
@@ -282,6 +323,7 @@ def render_html(report, title="Fabric report"):
         "<h2>Nodes</h2>",
         "<table><thead><tr><th>host</th>%s<th>result</th></tr></thead><tbody>%s</tbody></table>" % (head, "".join(body)),
         "<p>ok: passes; FAIL: fails; WAITING: fails until the reboot (or power cycle) the node waits for; -: not asked of this node.</p>",
+        _traffic_html(report.get("traffic")),
         ("<h2>Failing checks</h2><ul>%s</ul>" % failures) if failures else "",
         ("<h2>Waiting for a reboot</h2><ul>%s</ul>" % waiting) if waiting else "",
         "</body></html>",
