@@ -133,7 +133,7 @@ def test_doca_repository_url_as_nvidia_publishes_it(host):
     assert out["__rdma_stack_doca_url"] == "https://linux.mellanox.com/public/repo/doca/3.3.0/%s/x86_64/" % distro
     assert out["__rdma_stack_doca_origin"] == "linux.mellanox.com"
     assert out["rdma_stack_doca_key_url"] == "https://linux.mellanox.com/public/repo/doca/GPG-KEY-Mellanox.pub"
-    assert out["__rdma_stack_packages"] == ["doca-ofed"]
+    assert out["__rdma_stack_packages"] == ["doca-ofed", "perftest"]
 
 
 def test_doca_mirror_on_a_local_path_arm():
@@ -286,3 +286,12 @@ def test_the_query_after_an_install_tells_the_doca_kernel_package():
     # a re-query of an earlier inclusion is not this run's when nothing was installed
     assert render(FACTS["Debian-12"], names, packages=[], __rdma_stack_pkgq_after=after, rdma_stack_flavour="doca",
                   **{k: v for k, v in changed.items() if k.startswith("__rdma_stack_") and k != "__rdma_stack_install"}) == {names[0]: False}
+
+
+@pytest.mark.parametrize("flavour", ["inbox", "doca"])
+def test_perftest_follows_rdma_stack_perftest(flavour):
+    on = render(FACTS["Debian-12"], ["__rdma_stack_packages"], rdma_stack_flavour=flavour)["__rdma_stack_packages"]
+    off = render(FACTS["Debian-12"], ["__rdma_stack_packages"], rdma_stack_flavour=flavour,
+                 rdma_stack_perftest=False)["__rdma_stack_packages"]
+    assert on.count("perftest") == 1
+    assert "perftest" not in off and len(off) == len(on) - 1
