@@ -107,7 +107,8 @@ _value:
       description:
         - The topology (C(switches), C(hcas), C(links), C(error), C(host)); each HCA carries the C(host) and C(rdma_device) it
           belongs to (V(null) when it is no host of the play) and C(status) (V(ok), V(fail), V(waiting) or V(unknown)).
-      type: dict    traffic:
+      type: dict
+    traffic:
       description: The rows of O(traffic), when given.
       type: list
       elements: dict
@@ -498,7 +499,8 @@ def _traffic(report, rows):
     passed = len([row for row in rows if row.get("status") == "pass"])
     planned = len([row for row in rows if row.get("status") == "planned"])
     if planned:
-        text = "traffic: %d runs planned, not run (%s)" % (planned, (rows[0].get("reasons") or ["-"])[0])
+        text = "traffic: %d run%s planned, not run (%s)" % (planned, "" if planned == 1 else "s",
+                                                            (rows[0].get("reasons") or ["-"])[0])
     elif rows:
         unpaired = len([row for row in rows if row.get("status") == "unpaired"])
         text = "traffic: %d of %d runs pass" % (passed, len(rows) - unpaired)
