@@ -57,7 +57,8 @@ _KEY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9 ./_-]*?(?:\([A-Za-z]+\))?)\s*:(?:\s+
 # "Description:" of the quick query heads the GUID/MAC table, it is no description
 _TABLE_HEADER_RE = re.compile(r"^(?:UID\s+GuidsNumber|Node\s+Port1)\b")
 _VERSION_RE = re.compile(r"^([0-9]+)\.([0-9]+)\.([0-9]+)$")
-_PSID_RE = re.compile(r"^[A-Za-z0-9_]{1,16}$")
+_PSID_RE = re.compile(r"^[A-Za-z0-9_]+$")  # and at most PSID_LEN characters
+PSID_LEN = 16
 _BURN_VERSIONS_RE = re.compile(r"^(Current FW version on flash|New FW version)\s*:\s*(\S+)")
 
 # -E- messages -> kind (mstflint err_msgs.h and psid_utils.cpp: before 4.36 "PSID mismatch. The PSID on
@@ -75,6 +76,11 @@ _ERRORS = (
 )
 
 ACTIVATIONS = ("firmware reset", "reboot", "power cycle")
+
+# the tool option of the firmware modules (doc fragment fabric.infiniband.flint_tool)
+TOOL_ARG_SPEC = dict(
+    tool=dict(type="str", default="auto", choices=list(TOOL_CHOICES)),
+)
 
 PSID_RISK = (
     "burning an image of another PSID cross-flashes the card: an OEM card (Dell, HPE, Lenovo...) gets the "
@@ -147,7 +153,7 @@ def version_problem(value, name):
 
 def psid_problem(value, name):
     """Why ``value`` (of ``name``) is not a PSID (``MT_0000000223``, ``DEL0000000004``), or None."""
-    if isinstance(value, str) and _PSID_RE.match(value.strip()):
+    if isinstance(value, str) and _PSID_RE.match(value.strip()) and len(value.strip()) <= PSID_LEN:
         return None
     return ("%s: %r is not a PSID: give the board's PSID as flint prints it, up to 16 letters, digits or '_', "
             "for example \"MT_0000000223\"" % (name, value))
