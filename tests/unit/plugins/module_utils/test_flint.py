@@ -197,8 +197,8 @@ def test_psid_problem():
     assert f.psid_problem("DEL0000000004", "psid") is None
     assert f.psid_problem("MT 0000000223", "firmware_psid").startswith("firmware_psid: ")
     assert f.psid_problem(None, "psid")
-    assert f.psid_problem("MT_00000002230000", "psid") is None
-    assert f.psid_problem("MT_000000022300000", "psid")  # 17 characters
+    assert f.psid_problem("MT_0000000223000", "psid") is None  # 16 characters
+    assert f.psid_problem("MT_00000002230000", "psid")  # 17 characters
 
 
 def test_activation_from_message():
