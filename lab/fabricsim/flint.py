@@ -162,6 +162,7 @@ class Flint:
         return 0
 
     def query_image(self):
+        self.kind = "read"  # no device is opened: the call log's firmware queries count devices
         img = read_image(self.image)
         self.p(line("Image type", img["image_type"]))
         self.p(line("FW Version", img["version"]))

@@ -88,6 +88,7 @@ def test_image_query(sim_env):
     assert rc == 0
     fields = dict(keys(out))
     assert (fields["FW Version"], fields["PSID"], fields["Security Ver"]) == ("20.40.1000", "MT_0000000223", "0")
+    assert (log_lines(sim_env)[-1]["kind"], log_lines(sim_env)[-1]["device"]) == ("read", None)
     ref = fixture_text("ref_mstflint_image_query_fs4.txt")
     assert [k for k, _ in keys(out)] == [k for k, _ in keys(ref) if k not in ("FW Release Date", "Rom Info")]
     rc, out, _err = call("mstflint", "-i", str(sim_env / "missing.bin"), "q")
