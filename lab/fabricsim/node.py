@@ -35,6 +35,8 @@ TOOL_PATHS = {
     "mst": "/usr/bin/mst",
     "mstconfig": "/usr/bin/mstconfig",
     "mstfwreset": "/usr/bin/mstfwreset",
+    "flint": "/usr/bin/flint",
+    "mstflint": "/usr/bin/mstflint",
     "rdma": "/usr/bin/rdma",
     "ibv_devinfo": "/usr/bin/ibv_devinfo",
     "ibv_devices": "/usr/bin/ibv_devices",
@@ -44,8 +46,8 @@ TOOL_PATHS = {
     "ip": "/usr/bin/ip",
 }
 FLAVOUR_TOOLS = {
-    "mft": ("mlxconfig", "mlxfwreset", "mst"),
-    "mstflint": ("mstconfig", "mstfwreset"),
+    "mft": ("mlxconfig", "mlxfwreset", "mst", "flint"),
+    "mstflint": ("mstconfig", "mstfwreset", "mstflint"),
     "none": (),
 }
 # Always present: the kernel-facing tools that exist on any node with an RDMA stack.

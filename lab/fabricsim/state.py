@@ -325,6 +325,8 @@ def _normalize_nvidia(st):
 FAULTS = {
     # the next N firmware `set` calls (mlxconfig/mstconfig) fail after "Applying...": nothing is written
     "firmware_set": "a count",
+    # the next N burns (flint/mstflint) fail half-way: the flash keeps the image it had
+    "firmware_burn": "a count",
 }
 
 
@@ -918,6 +920,10 @@ def reset_params(state, adapter):
 def _apply_next(adapter):
     for entry in adapter.get("params", {}).values():
         entry["current"] = copy.deepcopy(entry["next"])
+    burnt = adapter.pop("flash", None)  # a burnt firmware image (fabricsim/flint.py) activates with them
+    if burnt:
+        adapter["firmware_version"] = burnt["version"]
+        adapter["psid"] = burnt["psid"]
 
 
 def power_on(state, cold=False):

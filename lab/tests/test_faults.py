@@ -67,7 +67,7 @@ def test_admin_command_sets_and_clears_a_fault(sim_env):
 
 
 @pytest.mark.parametrize("argv, says", [
-    (["fault", "disk_full", "1"], "faults.disk_full is unknown; known: firmware_set"),
+    (["fault", "disk_full", "1"], "faults.disk_full is unknown; known: firmware_burn, firmware_set"),
     (["fault", "firmware_set", "-1"], "faults.firmware_set must be a count (0 or more)"),
     (["fault", "firmware_set", "many"], "invalid literal"),
     (["fault", "firmware_set"], "usage: fabricsim fault <name> <count>"),

@@ -66,6 +66,8 @@ TOOL_PACKAGES = {
     "mstconfig": "mstflint",
     "mlxfwreset": "NVIDIA MFT (or the mft package of DOCA-OFED)",
     "mstfwreset": "mstflint",
+    "flint": "NVIDIA MFT (or the mft package of DOCA-OFED)",
+    "mstflint": "mstflint",
 }
 
 # Parameters kept once per card whatever function they are read through: the
