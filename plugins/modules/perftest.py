@@ -82,7 +82,7 @@ attributes:
 notes:
   - Needs perftest on the node (C(rdma_stack_perftest) of the rdma_stack role installs it).
 seealso:
-  - role: fabric.infiniband.verify
+  - module: fabric.infiniband.hca_info
 """
 
 EXAMPLES = r"""
@@ -239,8 +239,8 @@ class Perftest(object):
         figures = perftest.result(test, out) if rc == 0 else None
         if figures is None:
             if rc == 124:
-                why = "no %s within %d s" % ("client came" if self.params["role"] == "server" else "result",
-                                            self.params["timeout"])
+                waited = "client came" if self.params["role"] == "server" else "result"
+                why = "no %s within %d s" % (waited, self.params["timeout"])
             else:
                 why = perftest.error(out, err) or "no result table in its output"
             entry.update(error=why, stdout=out, stderr=err)
