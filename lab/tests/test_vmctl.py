@@ -80,6 +80,10 @@ def test_bad_names_are_refused(lab):
 
 
 def test_pick_port_skips_running_vms_and_bound_ports(lab, monkeypatch):
+    # a window of free ports of its own: the VM lab's own ports may be in use while this runs (make test's VM chain)
+    base = next(p for p in range(40000, 41000, 8) if all(vmctl.port_free(p + i) for i in range(4)))
+    monkeypatch.setattr(vmctl, "FIRST_PORT", base)
+    monkeypatch.setattr(vmctl, "LAST_PORT", base + 3)
     add_vm("vm01", vmctl.FIRST_PORT)
     monkeypatch.setattr(vmctl, "running_vms", lambda: ["vm01"])
     with socket.socket() as busy:
@@ -114,3 +118,21 @@ def test_prune_keeps_images_in_use(lab):
     add_vm("vm01", 2221, base=str(cache / "base-bookworm-used.qcow2"))
     vmctl.prune_images(keep=str(cache / "base-bookworm-new.qcow2"))
     assert sorted(p.name for p in cache.glob("base-*.qcow2")) == ["base-bookworm-new.qcow2", "base-bookworm-used.qcow2"]
+
+
+def test_link_is_a_second_nic_with_a_mac_of_its_own(lab):
+    listen = vmctl.qemu_argv("vm01", 2221, vmctl.parse_link("listen:2290"))
+    connect = vmctl.qemu_argv("vm02", 2222, vmctl.parse_link("connect:2290"))
+    assert "socket,id=net1,listen=127.0.0.1:2290" in listen
+    assert "socket,id=net1,connect=127.0.0.1:2290" in connect
+    macs = [argv[argv.index("virtio-net-pci,netdev=net1,mac=%s" % vmctl.link_mac(name))] for argv, name in
+            ((listen, "vm01"), (connect, "vm02"))]
+    assert macs[0] != macs[1]
+    assert int(vmctl.link_mac("vm01").split(":")[0], 16) & 0x03 == 0x02  # locally administered, unicast
+    assert "net1" not in " ".join(vmctl.qemu_argv("vm01", 2221))
+
+
+@pytest.mark.parametrize("text", ["listen", "serve:2290", "listen:80", "connect:70000"])
+def test_bad_links_are_refused(lab, text):
+    with pytest.raises(SystemExit):
+        vmctl.parse_link(text)

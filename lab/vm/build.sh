@@ -90,12 +90,13 @@ mkdir "$root"
 mount "$part" "$root"
 
 # What a small server has, with Debian's RDMA user space (rdma-core, the rxe verbs provider, the
-# `rdma` tool of iproute2) and what Ansible needs (python3, python3-apt, sudo). The kernel and GRUB
+# `rdma` tool of iproute2, perftest for the verify role's traffic step, as rdma_stack installs it on a
+# node) and what Ansible needs (python3, python3-apt, sudo). The kernel and GRUB
 # come afterwards, once the initramfs and GRUB configuration below are in place, so that the
 # initramfs is generated once, the way the image keeps it.
 packages=systemd,systemd-sysv,udev,dbus,kmod,initramfs-tools,zstd,e2fsprogs,procps,iproute2,iputils-ping
 packages+=,openssh-server,openssh-sftp-server,python3,python3-apt,sudo,ca-certificates,less
-packages+=,rdma-core,ibverbs-providers,ibverbs-utils
+packages+=,rdma-core,ibverbs-providers,ibverbs-utils,perftest
 step "debootstrap $suite from $mirror"
 debootstrap --variant=minbase --include="$packages" "$suite" "$root" "$mirror" >"$work/debootstrap.log" 2>&1 || {
   tail -n 30 "$work/debootstrap.log" >&2

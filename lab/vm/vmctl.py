@@ -5,7 +5,9 @@
 
     python lab/vm/vmctl.py image           build the base image if needed (lab/vm/build.sh); print its path
     python lab/vm/vmctl.py create NAME     a fresh VM: an overlay on the base image, QEMU started in the
-                                           background (--wait: until SSH answers; --port: its SSH port)
+                                           background (--wait: until SSH answers; --port: its SSH port;
+                                           --link listen:PORT or connect:PORT: a second NIC, a point-to-point
+                                           link to the VM that listens on 127.0.0.1:PORT)
     python lab/vm/vmctl.py wait NAME       until SSH answers (--not-boot-id ID: and the boot is another one)
     python lab/vm/vmctl.py ssh NAME [-- COMMAND...]   ssh as root into the VM
     python lab/vm/vmctl.py reboot NAME     `systemctl reboot` in the guest, until SSH answers with a new boot_id
@@ -214,7 +216,35 @@ def info(name):
 
 
 # --- lifecycle -------------------------------------------------------------------------------
-def qemu_argv(name, port):
+LINK_RE = re.compile(r"^(listen|connect):([0-9]{1,5})$")
+
+
+def parse_link(text):
+    """``listen:2290`` or ``connect:2290`` -> ``("listen", 2290)``; None for no link."""
+    if not text:
+        return None
+    match = LINK_RE.match(text)
+    if not match or not 1024 <= int(match.group(2)) <= 65535:
+        fail("--link %r: expected listen:PORT or connect:PORT, PORT 1024-65535" % text)
+    return match.group(1), int(match.group(2))
+
+
+def link_mac(name):
+    """A stable, locally administered MAC for the link NIC of VM ``name`` (QEMU would give every VM the same)."""
+    digest = hashlib.sha256(name.encode()).digest()
+    return "52:54:%02x:%02x:%02x:%02x" % tuple(digest[:4])
+
+
+def link_argv(name, link):
+    """The second NIC: a QEMU socket netdev between two VMs (one listens on 127.0.0.1:PORT, the other connects)."""
+    if not link:
+        return []
+    mode, port = link
+    return ["-netdev", "socket,id=net1,%s=127.0.0.1:%d" % (mode, port),
+            "-device", "virtio-net-pci,netdev=net1,mac=%s" % link_mac(name)]
+
+
+def qemu_argv(name, port, link=None):
     directory = vm_dir(name)
     return [
         QEMU, "-name", name, "-machine", "q35", "-no-user-config", "-nodefaults",
@@ -224,13 +254,14 @@ def qemu_argv(name, port):
         "-drive", "file=%s,if=virtio,format=qcow2,discard=unmap" % os.path.join(directory, "disk.qcow2"),
         "-netdev", "user,id=net0,hostfwd=tcp:127.0.0.1:%d-:22" % port,
         "-device", "virtio-net-pci,netdev=net0",
+    ] + link_argv(name, link) + [
         "-device", "virtio-rng-pci",
         "-monitor", "unix:%s,server=on,wait=off" % os.path.join(directory, "monitor.sock"),
         "-pidfile", os.path.join(directory, "qemu.pid"), "-daemonize",
     ]
 
 
-def create(name, port=None, force=False):
+def create(name, port=None, force=False, link=None):
     directory = vm_dir(name)
     if qemu_pid(name):
         log("%s is already running (ssh 127.0.0.1:%d)" % (name, load_vm(name)["port"]))
@@ -248,8 +279,9 @@ def create(name, port=None, force=False):
             fail("port %d is in use" % port)
         run(["qemu-img", "create", "-q", "-f", "qcow2", "-b", base, "-F", "qcow2", os.path.join(directory, "disk.qcow2")])
         with open(os.path.join(directory, "vm.json"), "w", encoding="utf-8") as handle:
-            json.dump({"name": name, "port": port, "base": base, "created": time.time()}, handle, indent=2)
-        argv = qemu_argv(name, port)
+            json.dump({"name": name, "port": port, "base": base, "created": time.time(),
+                       "link": "%s:%d" % link if link else None}, handle, indent=2)
+        argv = qemu_argv(name, port, link)
         with open(os.path.join(directory, "qemu.argv"), "w", encoding="utf-8") as handle:
             handle.write(" ".join(argv) + "\n")
         run(argv)
@@ -373,6 +405,7 @@ def main(argv=None):
     create_parser.add_argument("--wait", action="store_true", help="until SSH answers")
     create_parser.add_argument("--timeout", type=int, default=300)
     create_parser.add_argument("--force", action="store_true", help="even if another VM is running")
+    create_parser.add_argument("--link", help="listen:PORT or connect:PORT: a second NIC linked to another VM")
     wait_parser = sub.add_parser("wait", help="until SSH answers")
     wait_parser.add_argument("name")
     wait_parser.add_argument("--timeout", type=int, default=300)
@@ -394,7 +427,7 @@ def main(argv=None):
     if args.action == "image":
         print(ensure_image(rebuild=args.rebuild))
     elif args.action == "create":
-        create(args.name, port=args.port, force=args.force)
+        create(args.name, port=args.port, force=args.force, link=parse_link(args.link))
         if args.wait:
             current, seconds = wait(args.name, timeout=args.timeout)
             log("%s answers over SSH after %.0f s (boot_id %s)" % (args.name, seconds, current))
