@@ -127,6 +127,13 @@ def test_verify_passes_and_writes_the_fabric_report(fresh_lab):
     svg = html[html.index("<svg"):html.index("</svg>")]
     assert "Switch1" in svg and all(node in svg for node in lab.NODES), svg[:2000]
     assert (tmp_path / "fabric-report.txt").read_text(encoding="utf-8").count("\n") >= 4
+    # The traffic step plans (the simulator cannot move RDMA traffic): node01-node02 and node03-node01 on rail 0; node01's
+    # second InfiniBand port has no partner rail on node02 or node03 (one InfiniBand port each).
+    rows = [(r["server"], r["client"], r["status"]) for r in report["traffic"]]
+    assert rows == [("node01", "node02", "planned"), ("node01", "node02", "unpaired"),
+                    ("node03", "node01", "planned"), ("node03", "node01", "unpaired")], report["traffic"]
+    assert all(r["min_bw_gbps"] and r["max_lat_us"] for r in report["traffic"] if r["status"] == "planned"), report["traffic"]
+    assert "traffic: 2 runs planned, not run (verify_traffic_plan_only)" in report["summary"]
 
 
 def test_verify_fails_what_the_inventory_does_not_hold(fresh_lab, tmp_path):
