@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: firmware_pending
 short_description: What the firmware role records in the pending record after its burns
-version_added: 0.3.0
+version_added: 0.1.0
 author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes the plan of P(fabric.infiniband.firmware_plan#filter) and the results of M(fabric.infiniband.firmware_burn) over its

@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: firmware_plan
 short_description: Decide which cards of a host get which firmware image
-version_added: 0.3.0
+version_added: 0.1.0
 author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes the result of M(fabric.infiniband.hca_info) (the cards, their models) and, with O(devices), the C(devices) of
