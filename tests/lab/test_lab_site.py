@@ -11,9 +11,11 @@ asks, after at most one reboot or power cycle; a second run changes nothing; ver
 failed reboot stops the batches after it. scripts/lab.sh runs this module (`make test`, step `lab`).
 
 The lab's nodes (inventories/lab):
-  node01  ConnectX-6 VPI, port 1 on Ethernet, SR-IOV off: one firmware write (link type and SR-IOV), one reboot, 2 VFs after it
-  node02  ConnectX-7 that loads new firmware only on a cold boot: NUM_OF_VFS 16 -> 20, one write, a power cycle
-  node03  ConnectX-5 VPI, port 2 kept on Ethernet, SR-IOV on: VFs at once, no write, no reboot
+  node01  ConnectX-6 VPI, port 1 on Ethernet, SR-IOV off, firmware 20.39.1002: a burn of 20.40.1000, one firmware write (link
+          type and SR-IOV), one reboot that activates all of it, 2 VFs after it
+  node02  ConnectX-7 that loads new firmware only on a cold boot: NUM_OF_VFS 16 -> 20, one write, a power cycle; its firmware
+          28.40.1000 is "at least 28.39.1002": no burn
+  node03  ConnectX-5 VPI, port 2 kept on Ethernet, SR-IOV on, firmware pinned as it runs: VFs at once, no write, no reboot
 """
 
 import json
@@ -28,11 +30,17 @@ import labhost as lab
 
 # What the inventory asks, as the simulator must show it afterwards. boots: the simulator's boot count
 # (1 = the lab's power-on; a power cycle counts the cold power-on and the container's start).
+# firmware: the version each card runs (sysfs fw_ver) and the cards the inventory's firmware_versions name; burns: flint or
+# mstflint burns.
 EXPECTED = {
-    "node01": {"link_layers": {"0000:3b:00.0": "InfiniBand", "0000:3b:00.1": "InfiniBand"}, "vfs": {"0000:3b:00.0": 2}, "fw_writes": 1, "boots": 2},
-    "node02": {"link_layers": {"0000:c1:00.0": "InfiniBand"}, "vfs": {"0000:c1:00.0": 20}, "fw_writes": 1, "boots": 3},
-    "node03": {"link_layers": {"0000:86:00.0": "InfiniBand", "0000:86:00.1": "Ethernet"}, "vfs": {"0000:86:00.0": 2}, "fw_writes": 0, "boots": 1},
+    "node01": {"link_layers": {"0000:3b:00.0": "InfiniBand", "0000:3b:00.1": "InfiniBand"}, "vfs": {"0000:3b:00.0": 2}, "fw_writes": 1, "boots": 2,
+               "firmware": {"0000:3b:00.0": "20.40.1000"}, "burns": 1},
+    "node02": {"link_layers": {"0000:c1:00.0": "InfiniBand"}, "vfs": {"0000:c1:00.0": 20}, "fw_writes": 1, "boots": 3,
+               "firmware": {"0000:c1:00.0": "28.40.1000"}, "burns": 0},
+    "node03": {"link_layers": {"0000:86:00.0": "InfiniBand", "0000:86:00.1": "Ethernet"}, "vfs": {"0000:86:00.0": 2}, "fw_writes": 0, "boots": 1,
+               "firmware": {"0000:86:00.0": "16.35.3006"}, "burns": 0},
 }
+FLINTS = ("flint", "mstflint")
 # Where the AWX job and the second run write the fabric report (on the controller; verify_report_dir).
 REPORT = lab.CACHE / "site-report"
 # Files the roles write on a node (check mode must leave them as they are).
@@ -59,6 +67,7 @@ def test_check_mode_on_fresh_nodes_changes_nothing(fresh_lab):
     assert all(counts[n]["changed"] > 0 for n in lab.NODES), counts
     assert "LINK_TYPE_P1" in proc.stdout, "--diff did not show node01's link type change"
     assert "options ib_core netns_mode=0" in proc.stdout, "--diff did not show the RDMA netns modprobe file"
+    assert "0000:3b:00.0 firmware on flash" in proc.stdout and "20.40.1000" in proc.stdout, "--diff did not show node01's burn"
 
 
 def test_site_through_ansible_runner_with_reboots(fresh_lab, project_sync, tmp_path_factory):
@@ -87,6 +96,11 @@ def test_node_holds_what_the_inventory_asks(fresh_lab, node):
     assert lab.state(node)["runtime"]["netns_mode"] == "exclusive"
     writes = [c for c in lab.calls(node) if c.get("kind") == "write" and c.get("rc") == 0 and c.get("tool") in ("mlxconfig", "mstconfig")]
     assert len(writes) == expected["fw_writes"], [c["argv"] for c in writes]
+    for pci, version in expected["firmware"].items():
+        rdma = lab.state(node)["runtime"]["functions"][pci]["rdma"]
+        assert lab.sysfs(node, "/sys/class/infiniband/%s/fw_ver" % rdma) == version, "%s %s (%s)" % (node, pci, rdma)
+    burns = [c for c in lab.calls(node) if c.get("kind") == "write" and c.get("rc") == 0 and c.get("tool") in FLINTS]
+    assert len(burns) == expected["burns"], [c["argv"] for c in burns]
     assert lab.boot_count(node) == expected["boots"]
 
 
@@ -108,6 +122,11 @@ def test_second_run_changes_nothing_and_reboots_nothing(fresh_lab):
         assert [c.get("kind") for c in fw] == ["query"] * len(lab.adapters(node, with_link_type=True)), (node, fw)
         assert sorted(c.get("device") for c in fw) == sorted(lab.adapters(node, with_link_type=True)), (node, fw)
     assert len(lab.adapters("node02", with_link_type=True)) < len(lab.adapters("node02"))  # the case above is in the lab
+    # One firmware version query per card the firmware rules name (node02's ConnectX-4 Lx is not named), no burn.
+    for node in lab.NODES:
+        flints = [c for c in lab.calls(node)[ncalls[node]:] if c.get("tool") in FLINTS]
+        assert sorted((c.get("kind"), c.get("device")) for c in flints) == [("query", pci) for pci in sorted(EXPECTED[node]["firmware"])], \
+            (node, flints)
     assert "No node waits for a reboot." in proc.stdout
     assert "all 3 nodes pass" in proc.stdout  # site.yml ends with verify.yml
 
