@@ -235,3 +235,48 @@ def test_secrets_never_reach_the_output(fresh_lab, tmp_path):
     finally:
         lab.run([lab.BIN / "ansible", "-i", lab.INVENTORY, "node03", "-m", "fabric.infiniband.pending_action",
                  "-a", "name=lab_secrets state=absent"])
+
+
+def test_a_failed_burn_stays_on_its_node_and_a_boot_that_did_not_load_the_firmware_fails_it(fresh_lab, tmp_path):
+    """New pins (the images in lab/firmware/): node03's ConnectX-5 to 16.35.4030, whose first burn fails half-way (the
+    simulator's firmware_burn fault: the card keeps its image), and node02's ConnectX-7 to exactly 28.39.1002, a card
+    that loads new firmware only on a cold boot. The first run, without reboots, burns node02 and fails node03 alone;
+    the second burns node03 and reboots both: node03 runs its new version, and node02, whose warm reboot did not load
+    it, fails with what to check instead of asking for another reboot. The last test of the module: it leaves node02
+    waiting."""
+    pins = tmp_path / "firmware.json"
+    pins.write_text(json.dumps({
+        "firmware_versions": [{"psid": "MT_0000000223", "version": "20.40.1000"},
+                              {"model": "ConnectX-7", "version": "28.39.1002"},
+                              {"model": "ConnectX-5", "version": "16.35.4030"}],
+        "firmware_images": [
+            {"file": "fw-ConnectX6-rel-20_40_1000-MCX653106A-HDA_Ax.bin", "psid": "MT_0000000223", "version": "20.40.1000",
+             "sha256": "fcd04a0a88d7c24c7333c3228858ef00ce964d05fd40d29e3d491d804e587e29"},
+            {"file": "fw-ConnectX7-rel-28_39_1002-MCX75310AAS-NEA_Ax.bin", "psid": "MT_0000000834", "version": "28.39.1002",
+             "sha256": "7c79a34b47eab60c3f17a3f3c0a66b046f6fce2db9535011176f42e184aaca70"},
+            {"file": "fw-ConnectX5-rel-16_35_4030-MCX556A-ECA_Ax.bin", "psid": "MT_0000000008", "version": "16.35.4030",
+             "sha256": "5667f7704e290f224b5fe9c2d522581f55ef0c5ca10d9d80990a25bc6e5f8147"}]}), encoding="utf-8")
+    fault = lab.run(["podman", "exec", lab.CONTAINER + "node03", "env", "PYTHONPATH=/usr/lib/fabricsim", "python3", "-m",
+                     "fabricsim.cli", "fabricsim", "fault", "firmware_burn", "1"])
+    assert fault.returncode == 0, fault.stdout
+    boots = {n: lab.boot_count(n) for n in lab.NODES}
+
+    first = lab.playbook("nodes.yml", "-e", "@%s" % pins, "--tags", "firmware,reboot")
+    counts = lab.recap(first.stdout)
+    assert first.returncode != 0 and counts["node03"]["failed"] == 1, first.stdout[-3000:]
+    assert counts["node02"]["failed"] == 0 and counts["node02"]["changed"] > 0 and counts["node01"]["failed"] == 0, counts
+    assert "Burning FS4 image failed" in " ".join(first.stdout.split()), first.stdout[-3000:]
+    burns = {n: [c for c in lab.calls(n) if c.get("tool") in FLINTS and c.get("kind") == "write"] for n in ("node02", "node03")}
+    assert [c["rc"] for c in burns["node02"]] == [0] and [c["rc"] for c in burns["node03"]] == [1], burns
+    assert lab.sysfs("node03", "/sys/class/infiniband/%s/fw_ver" % lab.state("node03")["runtime"]["functions"]["0000:86:00.0"]["rdma"]) \
+        == "16.35.3006"
+
+    second = lab.playbook("nodes.yml", "-e", "@%s" % pins, "-e", "infiniband_allow_reboot=true", "--tags", "firmware,reboot")
+    counts = lab.recap(second.stdout)
+    assert second.returncode != 0 and counts["node02"]["failed"] == 1, second.stdout[-3000:]
+    assert counts["node03"]["failed"] == 0 and counts["node01"]["failed"] == 0, counts
+    assert "did not load it. Another reboot will not load it either" in " ".join(second.stdout.split()), second.stdout[-3000:]
+    assert {n: lab.boot_count(n) - boots[n] for n in lab.NODES} == {"node01": 0, "node02": 1, "node03": 1}
+    running = {n: lab.sysfs(n, "/sys/class/infiniband/%s/fw_ver" % lab.state(n)["runtime"]["functions"][pci]["rdma"])
+               for n, pci in (("node02", "0000:c1:00.0"), ("node03", "0000:86:00.0"))}
+    assert running == {"node02": "28.40.1000", "node03": "16.35.4030"}, running
