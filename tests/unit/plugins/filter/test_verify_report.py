@@ -31,10 +31,11 @@ def _failing_report():
 def test_text_table():
     text = verify_report(_failing_report(), "text")
     lines = text.splitlines()
-    assert lines[0].split() == ["host", "link", "layer", "port", "state", "SM", "netns", "VFs", "VF", "GUIDs", "P_Keys",
+    assert lines[0].split() == ["host", "firmware", "link", "layer", "port", "state", "SM", "netns", "VFs", "VF", "GUIDs", "P_Keys",
                                 "pending", "in", "fabric", "result"]
-    assert lines[2].split() == ["node01", "ok", "ok", "ok", "FAIL", "-", "-", "ok", "ok", "ok", "FAIL"]
-    assert lines[3].split() == ["node02", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok"]
+    # no firmware_versions: the firmware check is not asked
+    assert lines[2].split() == ["node01", "-", "ok", "ok", "ok", "FAIL", "-", "-", "ok", "ok", "ok", "FAIL"]
+    assert lines[3].split() == ["node02", "-", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok"]
     assert "1 of 3 nodes fail 1 checks: node01" in lines
     assert "topology from node01: 1 switches, 4 HCAs, 4 links" in lines
     assert lines[-1] == "  node01: RDMA netns mode: expected exclusive, found shared"
@@ -99,9 +100,9 @@ def _waiting_report():
 
 def test_text_table_shows_waiting_apart_from_failing():
     lines = verify_report(_waiting_report(), "text").splitlines()
-    # columns: host, link layer, port state, SM, netns, VFs, VF GUIDs, P_Keys, pending, in fabric, result
-    assert lines[2].split() == ["node01", "WAITING", "ok", "ok", "ok", "-", "-", "ok", "WAITING", "ok", "WAITING"]
-    assert lines[3].split() == ["node02", "ok", "ok", "ok", "FAIL", "WAITING", "WAITING", "ok", "WAITING", "ok", "FAIL"]
+    # columns: host, firmware, link layer, port state, SM, netns, VFs, VF GUIDs, P_Keys, pending, in fabric, result
+    assert lines[2].split() == ["node01", "-", "WAITING", "ok", "ok", "ok", "-", "-", "ok", "WAITING", "ok", "WAITING"]
+    assert lines[3].split() == ["node02", "-", "ok", "ok", "ok", "FAIL", "WAITING", "WAITING", "ok", "WAITING", "ok", "FAIL"]
     assert lines[4].split()[-1] == "ok"
     assert "1 of 3 nodes fail 1 checks: node02; 1 of 3 nodes wait for a reboot: node01" in lines
     start = lines.index("Failing checks:")
@@ -133,3 +134,4 @@ def test_only_waiting_page_summary_is_amber():
     nodes["node02"]["hca"]["rdma_system"]["netns_mode"] = "exclusive"
     page = verify_report(verify_checks(nodes, topology=_topology(), topology_host="node01"), "html")
     assert '<p class="summary waiting">' in page and "<h2>Failing checks</h2>" not in page
+
