@@ -141,6 +141,12 @@ def test_verify_passes_and_writes_the_fabric_report(fresh_lab):
     report = json.loads((tmp_path / "fabric-report.json").read_text(encoding="utf-8"))
     assert report["ok"] is True and report["failures"] == []
     assert sorted(h["host"] for h in report["hosts"]) == list(lab.NODES)
+    # Each card's running firmware against what firmware_versions asks (node02's ConnectX-4 Lx: no rule, no check).
+    firmware = {(h["host"], row["pci_address"]): (row["version"], row["wanted"], row["ok"]) for h in report["hosts"] for row in h["firmware"]}
+    assert firmware[("node01", "0000:3b:00.0")] == ("20.40.1000", "20.40.1000", True), firmware
+    assert firmware[("node02", "0000:c1:00.0")] == ("28.40.1000", "28.39.1002", True), firmware
+    assert firmware[("node03", "0000:86:00.0")] == ("16.35.3006", "16.35.3006", True), firmware
+    assert firmware[("node02", "0000:01:00.0")][1] is None, firmware
     # Every IB port in the picture: ibsim's one switch and the 4 InfiniBand ports of the 3 nodes.
     html = (tmp_path / "fabric-report.html").read_text(encoding="utf-8")
     svg = html[html.index("<svg"):html.index("</svg>")]
