@@ -18,10 +18,12 @@ The lab's nodes (inventories/lab):
   node03  ConnectX-5 VPI, port 2 kept on Ethernet, SR-IOV on, firmware pinned as it runs: VFs at once, no write, no reboot
 """
 
+import http.server
 import json
 import secrets
 import shutil
 import sys
+import threading
 
 import pytest
 
@@ -247,9 +249,10 @@ def test_a_failed_burn_stays_on_its_node_and_a_boot_that_did_not_load_the_firmwa
     """New pins (the images in lab/firmware/): node03's ConnectX-5 to 16.35.4030, whose first burn fails half-way (the
     simulator's firmware_burn fault: the card keeps its image), and node02's ConnectX-7 to exactly 28.39.1002, a card
     that loads new firmware only on a cold boot. The first run, without reboots, burns node02 and fails node03 alone;
-    the second burns node03 and reboots both: node03 runs its new version, and node02, whose warm reboot did not load
-    it, fails with what to check instead of asking for another reboot. The last test of the module: it leaves node02
-    waiting."""
+    the second takes the images from an HTTP mirror on the controller (firmware_image_url; node03 downloads its image,
+    checked against its sha256, into a cache of its own), burns node03 and reboots both: node03 runs its new version,
+    and node02, whose warm reboot did not load it, fails with what to check instead of asking for another reboot. The
+    last test of the module: it leaves node02 waiting."""
     pins = tmp_path / "firmware.json"
     pins.write_text(json.dumps({
         "firmware_versions": [{"psid": "MT_0000000223", "version": "20.40.1000"},
@@ -277,7 +280,30 @@ def test_a_failed_burn_stays_on_its_node_and_a_boot_that_did_not_load_the_firmwa
     assert lab.sysfs("node03", "/sys/class/infiniband/%s/fw_ver" % lab.state("node03")["runtime"]["functions"]["0000:86:00.0"]["rdma"]) \
         == "16.35.3006"
 
-    second = lab.playbook("nodes.yml", "-e", "@%s" % pins, "-e", "infiniband_allow_reboot=true", "--tags", "firmware,reboot")
+    # The mirror listens where the nodes reach the controller: the lab network's gateway, where ibsim listens too.
+    gateway = lab.state("node03")["fabric"]["ibsim"].rsplit(":", 1)[0]
+    asked = []
+
+    class Mirror(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(lab.REPO / "lab" / "firmware"), **kwargs)
+
+        def log_request(self, code="-", size="-"):
+            asked.append(self.path)
+
+    mirror = http.server.ThreadingHTTPServer((gateway, 0), Mirror)
+    threading.Thread(target=mirror.serve_forever, daemon=True).start()
+    try:
+        second = lab.playbook("nodes.yml", "-e", "@%s" % pins, "-e", "infiniband_allow_reboot=true", "--tags", "firmware,reboot",
+                              "-e", "firmware_image_url=http://%s:%d/" % (gateway, mirror.server_address[1]),
+                              "-e", "firmware_cache_dir=/var/lib/fabric-infiniband/firmware-mirror")
+    finally:
+        mirror.shutdown()
+        mirror.server_close()
+    assert asked == ["/fw-ConnectX5-rel-16_35_4030-MCX556A-ECA_Ax.bin"], asked
+    cached = lab.run(["podman", "exec", lab.CONTAINER + "node03", "sha256sum",
+                      "/var/lib/fabric-infiniband/firmware-mirror/fw-ConnectX5-rel-16_35_4030-MCX556A-ECA_Ax.bin"])
+    assert cached.stdout.startswith("5667f7704e290f224b5fe9c2d522581f55ef0c5ca10d9d80990a25bc6e5f8147"), cached.stdout
     counts = lab.recap(second.stdout)
     assert second.returncode != 0 and counts["node02"]["failed"] == 1, second.stdout[-3000:]
     assert counts["node03"]["failed"] == 0 and counts["node01"]["failed"] == 0, counts
