@@ -65,6 +65,7 @@ FLEET_EXTRA = ["-e", json.dumps({"verify_tool_environment": {}})]
 FLEET_IMAGES = "localhost/fabric-bench-converged"
 DEADLINE = [None]  # set by --deadline: runs still going then are stopped
 FIRMWARE_TOOLS = ("mlxconfig", "mstconfig", "mlxfwreset", "mstfwreset")
+FLINT_TOOLS = ("flint", "mstflint")  # the firmware role's version queries and burns
 RECAP = re.compile(r"^(?P<host>\S+)\s*:\s*ok=(?P<ok>\d+)\s+changed=(?P<changed>\d+)\s+unreachable=(?P<unreachable>\d+)\s+"
                    r"failed=(?P<failed>\d+)\s+skipped=(?P<skipped>\d+)", re.MULTILINE)
 PROFILE_LINE = re.compile(r"^(?P<task>\S.*?) -{2,} (?P<seconds>\d+\.\d+)s\s*$", re.MULTILINE)
@@ -181,8 +182,13 @@ def firmware_counts(hosts, before):
     for host in hosts:
         expected_per_adapter = expected_queries(host)  # also the node's adapters, for a query without -d
         for bdf, expected in expected_per_adapter.items():
-            per_adapter["%s %s" % (host, bdf)] = {"query": 0, "write": 0, "reset": 0, "expected_noop_queries": expected}
+            per_adapter["%s %s" % (host, bdf)] = {"query": 0, "write": 0, "reset": 0, "version_query": 0, "burn": 0,
+                                                  "expected_noop_queries": expected}
         for call in call_log(host)[before[host]["calls"]:]:
+            if call.get("tool") in FLINT_TOOLS and call.get("kind") in ("query", "write") and call.get("device"):
+                entry = per_adapter.setdefault("%s %s" % (host, call["device"]), {"query": 0, "write": 0, "reset": 0})
+                key = "version_query" if call["kind"] == "query" else "burn"
+                entry[key] = entry.get(key, 0) + 1
             if call.get("tool") in FIRMWARE_TOOLS and call.get("kind") in ("query", "write", "reset"):
                 # A query without -d (all devices) counts against every adapter of the node.
                 targets = [call["device"]] if call.get("device") else list(expected_per_adapter)
@@ -643,8 +649,8 @@ def table(data):
     lines = []
     if lab:
         lines += ["| 3 lab nodes (forks 20) | wall s | s per node | tasks run | tasks changed | fw queries/adapter | fw writes "
-                  "| max fw writes/adapter | max reboots + power cycles/node |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "| max fw writes/adapter | fw version queries/adapter | fw burns | max reboots + power cycles/node |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for key, label in (("first_converge", "first converge (reboots allowed)"), ("noop_converge", "no-op re-converge"),
                            ("naive_run1", "naive baseline, run 1"), ("naive_run2", "naive baseline, run 2")):
             run = lab[key]
@@ -652,19 +658,22 @@ def table(data):
             queries = sorted({c["query"] for c in fw["per_adapter"].values()})
             writes = sum(c["write"] for c in fw["per_adapter"].values())
             cycles = fw.get("power_cycles_per_node", {})
-            lines.append("| %s | %.1f | %.1f | %d | %d | %s | %d | %d | %s |" % (
+            versions = sorted({c.get("version_query", 0) for c in fw["per_adapter"].values()})
+            lines.append("| %s | %.1f | %.1f | %d | %d | %s | %d | %d | %s | %d | %s |" % (
                 label, run["wall_s"], run["wall_s"] / len(lab["nodes"]), run["tasks_run"], run["tasks_changed"],
                 "-".join(str(q) for q in (queries[0], queries[-1])) if len(queries) > 1 else queries[0], writes,
                 max(c["write"] for c in fw["per_adapter"].values()),
+                "-".join(str(q) for q in (versions[0], versions[-1])) if len(versions) > 1 else versions[0],
+                sum(c.get("burn", 0) for c in fw["per_adapter"].values()),
                 max(n + cycles.get(h, 0) for h, n in fw["reboots_per_node"].items())))
         if "noop_runs_s" in lab:
-            lines.append("| no-op re-converge, each run (median) | %s (%.1f) | | | %s | | | | |" % (
+            lines.append("| no-op re-converge, each run (median) | %s (%.1f) | | | %s | | | | | | |" % (
                 " / ".join("%.1f" % x for x in lab["noop_runs_s"]), lab["noop_median_s"],
                 " / ".join(str(x) for x in lab["noop_runs_changed"])))
-            lines.append("| `ansible -m ping`, before and after each no-op (median) | %s (%.2f) | | | | | | | |" % (
+            lines.append("| `ansible -m ping`, before and after each no-op (median) | %s (%.2f) | | | | | | | | | |" % (
                 " / ".join("%.2f" % x for x in lab["ping_runs_s"]), lab["ping_median_s"]))
         else:
-            lines.append("| `ansible -m ping` (before / after) | %.1f / %.1f | | | | | | | |" % (
+            lines.append("| `ansible -m ping` (before / after) | %.1f / %.1f | | | | | | | | | |" % (
                 lab["ping_before"]["wall_s"], lab["ping_after"]["wall_s"]))
         lines += ["", "No-op converge / ping: **%.1fx** (goal <= 10x)." % lab["noop_to_ping_ratio"], ""]
     fleet = data.get("fleet") or []
@@ -905,7 +914,8 @@ def performance_doc(data, stamp, table_text):
         "  wall time over its nodes (they run in parallel). The no-op runs three times, each followed by a ping (and one ping"
         "  before the first converge); the ratio divides the median no-op by the median ping.",
         "- **Firmware calls and reboots** come from the simulator, on the host side: each node's call log",
-        "  (`calls.jsonl`, `mlxconfig`/`mstconfig`/`mlxfwreset`/`mstfwreset` calls by kind and device; a query",
+        "  (`calls.jsonl`, `mlxconfig`/`mstconfig`/`mlxfwreset`/`mstfwreset` calls by kind and device, and the firmware role's",
+        "  `flint`/`mstflint` version queries and burns per card; a query",
         "  without `-d` counts for every adapter of the node) and `runtime.boot_count` of its state, read before and",
         "  after each run: a reboot is one power-on, a lab power cycle two (labctl's cold start, then the container's",
         "  start), and the power cycles are the run's changed `Power-cycle the node` tasks.",

@@ -12,8 +12,9 @@ author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes, per host, what M(fabric.infiniband.hca_info) and M(fabric.infiniband.pending_info) read on the node and what the
     inventory asks of it, and returns one verdict per check and per node, plus the fabric topology with the nodes mapped onto it.
-  - "Checks: the link layer of every port (C(link_type_default), C(link_type_adapters)); state ACTIVE and physical state LinkUp of
-    every InfiniBand port; a subnet manager (SM LID not 0, and one of O(sm_hosts) when given); the RDMA netns mode
+  - "Checks: the firmware version of every RDMA device of a physical function that a rule of C(firmware_versions) names (the
+    same version, or at least it with C(at_least)); the link layer of every port (C(link_type_default), C(link_type_adapters));
+    state ACTIVE and physical state LinkUp of every InfiniBand port; a subnet manager (SM LID not 0, and one of O(sm_hosts) when given); the RDMA netns mode
     (C(rdma_netns_mode)); the number of VFs per C(sriov_pfs) and their GUIDs (not zero, unique over the fleet, equal to the sriov
     role's scheme); the P_Keys of the partitions the host is a member of (and the Default one) in every InfiniBand port's table;
     nothing pending on the node; every InfiniBand port seen in the fabric topology."
@@ -23,7 +24,8 @@ description:
     and each check that fails in a category the waiting entries change at the boot are V(waiting); the categories come from the
     entry's name, the role that recorded it. C(link_type) changes the link layer, port state, SM, P_Keys, in-fabric, VF and VF
     GUID checks (it also writes the SR-IOV firmware parameters in the same step), C(sriov) the VF and VF GUID checks,
-    C(rdma_netns) the netns check, C(gpudirect) none; any other name (C(rdma_stack), a driver) all of them. A check that fails in
+    C(rdma_netns) the netns check, C(firmware) the firmware check, C(gpudirect)
+    none; any other name (C(rdma_stack), a driver) all of them. A check that fails in
     another category still fails, and an entry that a boot has already tried fails the C(pending) check (the boot did not apply
     it).
 options:
@@ -31,7 +33,8 @@ options:
     description:
       - Per inventory host, a dict with C(hca) (the registered result of M(fabric.infiniband.hca_info)), C(pending) (of
         M(fabric.infiniband.pending_info)) and C(expect), a dict with C(link_type_default), C(link_type_adapters),
-        C(rdma_netns_mode), C(sriov_pfs), C(sriov_guid_mode), C(sriov_guid_prefix) and C(sriov_guid_host_id).
+        C(rdma_netns_mode), C(sriov_pfs), C(sriov_guid_mode), C(sriov_guid_prefix), C(sriov_guid_host_id) and
+        C(firmware_versions) (the firmware role's rules; none or V([]) asks no firmware check).
       - A host without C(hca) (unreachable, or its discovery failed) fails every check.
     type: dict
     required: true
@@ -87,7 +90,11 @@ _value:
       description:
         - One entry per host (sorted) with C(host), C(ok) and C(checks), each check with C(category), C(name), C(expected),
           C(actual), C(ok) (V(null) when not asked, V(false) when failing or waiting) and C(status) (V(ok), V(fail),
-          V(waiting) or V(not asked)); a waiting check also has C(waits_for), the entries it waits for.
+          V(waiting) or V(not asked)); a waiting check also has C(waits_for), the entries it waits for, and a firmware check
+          C(hint), what brings the asked version (added to its failure's sentence).
+        - Each host's C(firmware) lists the RDMA devices of its physical functions with C(device), C(pci_address), C(model),
+          C(version) (the running firmware), C(psid), C(rule) (the index in C(firmware_versions) of the rule that names the card,
+          or V(null)), C(wanted), C(at_least), C(ok) and C(status) (its firmware check's; V(not asked) where no rule names it).
         - Each host's C(status) is V(fail) when a check fails, else V(waiting) when a check waits, else V(ok) (then C(ok) is
           V(true)).
       type: list
@@ -121,8 +128,10 @@ from ansible_collections.fabric.infiniband.plugins.filter.sriov_plan import srio
 from ansible_collections.fabric.infiniband.plugins.module_utils import ibnetdiscover
 from ansible_collections.fabric.infiniband.plugins.module_utils import opensm
 from ansible_collections.fabric.infiniband.plugins.module_utils.sysfs import ETHERNET_ONLY_MODELS
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import firmware
 
 CATEGORIES = (
+    ("firmware", "firmware"),
     ("link_layer", "link layer"),
     ("port_state", "port state"),
     ("sm", "SM"),
@@ -145,6 +154,8 @@ _BOOT_CHANGES = {
     "link_type": ("link_layer", "port_state", "sm", "pkeys", "fabric", "vfs", "vf_guids"),
     "sriov": ("vfs", "vf_guids"),
     "rdma_netns": ("netns",),
+    # the firmware role's entry: an image burnt on the flash, which its activation (firmware reset or boot) runs
+    "firmware": ("firmware",),
     "gpudirect": (),
 }
 _LINK_LAYERS = {"IB": "InfiniBand", "ETH": "Ethernet"}
@@ -199,6 +210,37 @@ def _link_layer(hca, expect):
             checks.append(_check("link_layer", name, _LINK_LAYERS.get(wanted, wanted), actual or "no RDMA device",
                                  actual == _LINK_LAYERS.get(wanted, wanted)))
     return checks
+
+
+_FIRMWARE_HINT = ("the firmware role burns the asked image from firmware_images; a burnt image that waits for its activation "
+                  "shows in the pending column and makes this check wait")
+
+
+def _firmware(hca, expect):
+    """The firmware checks (one per RDMA device of a physical function that a rule names) and the rows of the report's
+    firmware table (every such device with its version and PSID, named by a rule or not)."""
+    rules = expect.get("firmware_versions") or []
+    problems = firmware.rule_problems(rules)
+    # with invalid rules the table still shows each device's version, named by no rule
+    rows = firmware.check(hca, [] if problems else rules)
+    for row in rows:
+        row["status"] = NOT_ASKED
+    if problems:
+        return [_check("firmware", firmware.VERSIONS, "valid %s" % firmware.VERSIONS, "; ".join(problems), False)], rows
+    if not rules:
+        return [_not_asked("firmware", "no %s" % firmware.VERSIONS)], rows
+    checks = []
+    for row in rows:
+        if row["rule"] is None:
+            continue
+        name = "firmware of %s (%s, %s, PSID %s)" % (row["device"], row["pci_address"], row["model"], row["psid"] or "unknown")
+        expected = "%s%s (%s[%d])" % ("at least " if row["at_least"] else "", row["wanted"], firmware.VERSIONS, row["rule"])
+        check = _check("firmware", name, expected, row["version"] or "no version read", row["ok"])
+        check["hint"] = _FIRMWARE_HINT
+        # the row takes its check's status once the waiting checks are known
+        row["status"], row["check"] = check["status"], check
+        checks.append(check)
+    return checks or [_not_asked("firmware", "no card that a rule of %s names" % firmware.VERSIONS)], rows
 
 
 def _port_state(hca):
@@ -449,9 +491,10 @@ def verify_checks(nodes, topology=None, topology_host=None, partitions=None, gro
             pkeys = [_check("pkeys", "opensm_partitions", "valid partitions", member_error, False)]
         else:
             pkeys = _pkeys(hca, memberships.get(host, set()))
-        checks = (_link_layer(hca, expect) + _port_state(hca) + _sm(hca, sm_lids) + _netns(hca, expect) + counts + vf_guids
+        fw_checks, fw_rows = _firmware(hca, expect)
+        checks = (fw_checks + _link_layer(hca, expect) + _port_state(hca) + _sm(hca, sm_lids) + _netns(hca, expect) + counts + vf_guids
                   + pkeys + _pending(node.get("pending")) + _in_fabric(hca, fabric_guids))
-        report["hosts"].append({"host": host, "checks": checks, "pending": node.get("pending")})
+        report["hosts"].append({"host": host, "checks": checks, "firmware": fw_rows, "pending": node.get("pending")})
     _unique_guids(report, seen_guids)
     verdicts = {}
     report["waiting"] = []
@@ -459,6 +502,9 @@ def verify_checks(nodes, topology=None, topology_host=None, partitions=None, gro
         pending = entry.pop("pending", None)
         if not entry.get("no_data"):
             _mark_waiting(entry["checks"], pending)
+        for row in entry.get("firmware") or []:
+            if "check" in row:
+                row["status"] = row.pop("check")["status"]
         entry["status"] = _host_status(entry["checks"])
         entry["ok"] = entry["status"] == OK
         verdicts[entry["host"]] = entry["status"]
@@ -477,6 +523,8 @@ def verify_checks(nodes, topology=None, topology_host=None, partitions=None, gro
                 sentence = "%s: %s: expected %s, found %s" % (entry["host"], check["name"], _text(check["expected"]), _text(check["actual"]))
                 if check.get("duplicates"):
                     sentence += "; used more than once over the fleet: %s" % "; ".join(check["duplicates"])
+                if check.get("hint"):
+                    sentence += "; " + check["hint"]
                 report["failures"].append(sentence)
     report["ok"] = all(status == OK for status in verdicts.values())
     report["summary"] = _summary(verdicts, len(report["failures"]))

@@ -12,9 +12,11 @@ author: fabric.infiniband developers (@fabric-infiniband)
 description:
   - Takes the result of the filter C(fabric.infiniband.verify_checks) and renders it.
   - V(text) is one row per node and one column per check category (V(ok), V(FAIL), V(WAITING) when the check waits for the
-    node's reboot, or V(-) when not asked), followed by the failing checks with what was expected and what was found, and by
-    the nodes that wait with what they wait for.
-  - V(html) is one page without external assets or scripts, with the same table (failing cells red, waiting cells amber), the
+    node's reboot, or V(-) when not asked), followed by the firmware table (per RDMA device of a physical function its host,
+    device, PCI address, model, PSID, the running firmware version, the version a rule of C(firmware_versions) asks and that
+    rule, and the firmware check's word), by the failing checks with what was expected and what was found, and by the nodes
+    that wait with what they wait for.
+  - V(html) is one page without external assets or scripts, with the same tables (failing cells red, waiting cells amber), the
     failing checks, the waiting nodes, and an inline SVG picture of the fabric (switches in a row, the HCAs below grouped by the
     switch they are cabled to, named by host and coloured by the node's verdict, and the links labelled with their port
     numbers).
@@ -102,6 +104,10 @@ def render_text(report):
     else:
         out.append("topology from %s: %d switches, %d HCAs, %d links" % (
             fabric.get("host"), len(fabric.get("switches") or []), len(fabric.get("hcas") or []), len(fabric.get("links") or [])))
+    firmware = _firmware_rows(report)
+    if firmware:
+        out += ["", "Firmware (the running version of each RDMA device; asked: what the entry of firmware_versions that names the card asks):"]
+        out += _table(_FIRMWARE_TITLES, [cells for cells, _status in firmware])
     if report.get("traffic") is not None:
         out += [""] + _traffic_text(report["traffic"])
     if report["failures"]:
@@ -109,6 +115,43 @@ def render_text(report):
     if report.get("waiting"):
         out += ["", "Waiting for a reboot (WAITING: what fails now and the boot changes):"] + ["  " + line for line in report["waiting"]]
     return "\n".join(out) + "\n"
+
+
+# asked: the version of the entry of firmware_versions that names the card (">= " with at_least); that entry's index
+_FIRMWARE_TITLES = ["host", "device", "PCI address", "model", "PSID", "running", "asked", "firmware_versions", "result"]
+
+
+def _firmware_rows(report):
+    """The firmware table's rows, ``(cells, status)``, from each host's ``firmware`` (none in a report without them)."""
+    rows = []
+    for entry in report["hosts"]:
+        for row in entry.get("firmware") or []:
+            asked = "-" if row.get("wanted") is None else "%s%s" % (">= " if row.get("at_least") else "", row["wanted"])
+            rule = "-" if row.get("rule") is None else "[%d]" % row["rule"]
+            status = row.get("status") or "not asked"
+            rows.append(([entry["host"], row.get("device") or "-", row.get("pci_address") or "-", row.get("model") or "-",
+                          row.get("psid") or "-", row.get("version") or "-", asked, rule, _WORD.get(status, status)], status))
+    return rows
+
+
+def _table(titles, rows):
+    """A text table: the titles, a rule, the rows, each column as wide as its widest cell."""
+    widths = [max(len(str(r[i])) for r in [titles] + rows) for i in range(len(titles))]
+    lines = ["  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip() for r in [titles] + rows]
+    return [lines[0], "  ".join("-" * w for w in widths)] + lines[1:]
+
+
+def _firmware_html(report):
+    rows = _firmware_rows(report)
+    if not rows:
+        return ""
+    head = "".join("<th>%s</th>" % escape(t) for t in _FIRMWARE_TITLES)
+    body = "".join('<tr><td class="host">%s</td>%s<td class="%s">%s</td></tr>' % (
+        escape(cells[0]), "".join("<td>%s</td>" % escape(str(c)) for c in cells[1:-1]), _CLASS.get(status, "na"), escape(cells[-1]))
+        for cells, status in rows)
+    return ("<h2>Firmware</h2><p>The running firmware of each RDMA device of a physical function; asked: what the entry of "
+            "firmware_versions that names the card asks (&gt;= with at_least).</p>"
+            "<table><thead><tr>%s</tr></thead><tbody>%s</tbody></table>" % (head, body))
 
 
 _TRAFFIC_TITLES = ["server", "HCA", "client", "HCA", "rate Gb/s", "write BW Gb/s", "min Gb/s", "read lat us", "max us", "result"]
@@ -323,6 +366,7 @@ def render_html(report, title="Fabric report"):
         "<h2>Nodes</h2>",
         "<table><thead><tr><th>host</th>%s<th>result</th></tr></thead><tbody>%s</tbody></table>" % (head, "".join(body)),
         "<p>ok: passes; FAIL: fails; WAITING: fails until the reboot (or power cycle) the node waits for; -: not asked of this node.</p>",
+        _firmware_html(report),
         _traffic_html(report.get("traffic")),
         ("<h2>Failing checks</h2><ul>%s</ul>" % failures) if failures else "",
         ("<h2>Waiting for a reboot</h2><ul>%s</ul>" % waiting) if waiting else "",

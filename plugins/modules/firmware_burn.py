@@ -49,6 +49,18 @@ options:
       - Path of the firmware image file on the managed node (a C(.bin) image of the card's model).
     type: path
     required: true
+  image_version:
+    description:
+      - The version the image must hold, as the inventory names it. An image whose query shows another version is refused before
+        anything is written (a file that is not the one meant).
+      - In check mode, when O(image) is not on the node yet (the same run copies it there), O(image_version) and O(image_psid)
+        stand for the image's query.
+    type: str
+  image_psid:
+    description:
+      - The PSID the image must hold, as the inventory names it; an image with another PSID is refused before anything is written.
+      - See O(image_version) for check mode.
+    type: str
   allow_psid_change:
     description:
       - Burn an image whose PSID differs from the card's (C(--allow_psid_change)). This is the only way past a PSID mismatch.
@@ -198,6 +210,8 @@ def argument_spec():
     spec.update(
         device=dict(type="str", required=True),
         image=dict(type="path", required=True),
+        image_version=dict(type="str"),
+        image_psid=dict(type="str"),
         allow_psid_change=dict(type="bool", default=False),
     )
     return spec
@@ -228,6 +242,9 @@ class FirmwareBurn(ToolModule):
         return card
 
     def query_image(self):
+        version, psid = self.module.params["image_version"], self.module.params["image_psid"]
+        if not os.path.isfile(self.image) and self.module.check_mode and version and psid:
+            return {"flash_version": version, "psid": psid}  # copied by the same run: what it will be
         if not os.path.isfile(self.image):
             self.fail("image: %s is not a file on the node: copy the firmware image there first" % self.image)
         res = self.run(flint.image_query_args(self.image))
@@ -235,6 +252,10 @@ class FirmwareBurn(ToolModule):
         if res.rc != 0 or img["errors"] or not flint.version_tuple(img["flash_version"] or "") or not img["psid"]:
             said = "; ".join(img["errors"]) or "no firmware version or PSID in the output"
             self.fail("image: %s cannot read %s as a firmware image (%s)" % (self.result["tool"], self.image, said), res)
+        for option, wanted, found in (("image_version", version, img["flash_version"]), ("image_psid", psid, img["psid"])):
+            if wanted and str(wanted).strip().upper() != str(found).strip().upper():
+                self.fail("image: %s holds %s %s, but image_%s says %s: not burnt; check the file and the entry that names it" % (
+                    self.image, option[len("image_"):], found, option[len("image_"):], wanted))
         return img
 
     def burn(self):

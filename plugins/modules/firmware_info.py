@@ -34,6 +34,13 @@ options:
         tool decides whether the device exists.
       - Without it, every NVIDIA/Mellanox adapter card found in sysfs is queried, once, through its lowest physical function.
     type: str
+  devices:
+    description:
+      - The adapters to query, each written as O(device) is; one query per card, however many of its functions are listed.
+      - A card that cannot be queried gets RV(devices[].error) instead of failing the task, unless none can be.
+      - Mutually exclusive with O(device). Without both, every NVIDIA/Mellanox adapter card found in sysfs is queried.
+    type: list
+    elements: str
   full:
     description:
       - Run the full query (C(q full)), which adds the part number and the card's description to the result.
@@ -167,6 +174,7 @@ def argument_spec():
     spec = common.merge_specs(common.SYSFS_ARG_SPEC, flint.TOOL_ARG_SPEC)
     spec.update(
         device=dict(type="str"),
+        devices=dict(type="list", elements="str"),
         full=dict(type="bool", default=False),
     )
     return spec
@@ -227,8 +235,19 @@ class FirmwareInfo(ToolModule):
                 self.fail(why, res)
             self.result["devices"].append(device_entry(info["target"], info, parsed))
             return self.result
+        if self.module.params["devices"] is not None:
+            listed = []
+            for device in self.module.params["devices"]:
+                problem = mlxcfg.device_problem(device)
+                if problem:
+                    self.fail("devices: %s" % problem)
+                info = mlxcfg.resolve_device(device, self.tree)
+                listed.append({"pci_address": info["pci_address"] or info["target"], "rdma_devices": info.get("rdma_devices") or []})
+            todo = cards(listed)
+        else:
+            todo = cards(mlxcfg.sysfs_functions(self.tree))
         failures = []
-        for card in cards(mlxcfg.sysfs_functions(self.tree)):
+        for card in todo:
             res, parsed, why = self.query(card["pci_address"])
             entry = device_entry(card["pci_address"], card, None if why else parsed)
             if why:
@@ -242,7 +261,7 @@ class FirmwareInfo(ToolModule):
 
 
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True, mutually_exclusive=[("device", "devices")])
     module.exit_json(**FirmwareInfo(module).gather())
 
 

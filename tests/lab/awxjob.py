@@ -91,6 +91,7 @@ def _inventory():
     inventory["all"]["vars"].pop("ansible_ssh_private_key_file")
     text = json.dumps(inventory)
     text = text.replace("{{ playbook_dir }}/../lab/labctl.py", str(lab.REPO / "lab" / "labctl.py"))
+    text = text.replace("{{ playbook_dir }}/../lab/firmware", str(lab.REPO / "lab" / "firmware"))
     text = text.replace("playbook_dir ~ '/../.cache/lab/", "'%s/" % lab.CACHE)
     # Nothing else may reach into the checkout or the lab's cache through playbook_dir.
     assert "../lab/" not in text and "/../.cache/" not in text, text

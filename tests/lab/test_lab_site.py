@@ -11,9 +11,11 @@ asks, after at most one reboot or power cycle; a second run changes nothing; ver
 failed reboot stops the batches after it. scripts/lab.sh runs this module (`make test`, step `lab`).
 
 The lab's nodes (inventories/lab):
-  node01  ConnectX-6 VPI, port 1 on Ethernet, SR-IOV off: one firmware write (link type and SR-IOV), one reboot, 2 VFs after it
-  node02  ConnectX-7 that loads new firmware only on a cold boot: NUM_OF_VFS 16 -> 20, one write, a power cycle
-  node03  ConnectX-5 VPI, port 2 kept on Ethernet, SR-IOV on: VFs at once, no write, no reboot
+  node01  ConnectX-6 VPI, port 1 on Ethernet, SR-IOV off, firmware 20.39.1002: a burn of 20.40.1000, one firmware write (link
+          type and SR-IOV), one reboot that activates all of it, 2 VFs after it
+  node02  ConnectX-7 that loads new firmware only on a cold boot: NUM_OF_VFS 16 -> 20, one write, a power cycle; its firmware
+          28.40.1000 is "at least 28.39.1002": no burn
+  node03  ConnectX-5 VPI, port 2 kept on Ethernet, SR-IOV on, firmware pinned as it runs: VFs at once, no write, no reboot
 """
 
 import json
@@ -28,11 +30,17 @@ import labhost as lab
 
 # What the inventory asks, as the simulator must show it afterwards. boots: the simulator's boot count
 # (1 = the lab's power-on; a power cycle counts the cold power-on and the container's start).
+# firmware: the version each card runs (sysfs fw_ver) and the cards the inventory's firmware_versions name; burns: flint or
+# mstflint burns.
 EXPECTED = {
-    "node01": {"link_layers": {"0000:3b:00.0": "InfiniBand", "0000:3b:00.1": "InfiniBand"}, "vfs": {"0000:3b:00.0": 2}, "fw_writes": 1, "boots": 2},
-    "node02": {"link_layers": {"0000:c1:00.0": "InfiniBand"}, "vfs": {"0000:c1:00.0": 20}, "fw_writes": 1, "boots": 3},
-    "node03": {"link_layers": {"0000:86:00.0": "InfiniBand", "0000:86:00.1": "Ethernet"}, "vfs": {"0000:86:00.0": 2}, "fw_writes": 0, "boots": 1},
+    "node01": {"link_layers": {"0000:3b:00.0": "InfiniBand", "0000:3b:00.1": "InfiniBand"}, "vfs": {"0000:3b:00.0": 2}, "fw_writes": 1, "boots": 2,
+               "firmware": {"0000:3b:00.0": "20.40.1000"}, "burns": 1},
+    "node02": {"link_layers": {"0000:c1:00.0": "InfiniBand"}, "vfs": {"0000:c1:00.0": 20}, "fw_writes": 1, "boots": 3,
+               "firmware": {"0000:c1:00.0": "28.40.1000"}, "burns": 0},
+    "node03": {"link_layers": {"0000:86:00.0": "InfiniBand", "0000:86:00.1": "Ethernet"}, "vfs": {"0000:86:00.0": 2}, "fw_writes": 0, "boots": 1,
+               "firmware": {"0000:86:00.0": "16.35.3006"}, "burns": 0},
 }
+FLINTS = ("flint", "mstflint")
 # Where the AWX job and the second run write the fabric report (on the controller; verify_report_dir).
 REPORT = lab.CACHE / "site-report"
 # Files the roles write on a node (check mode must leave them as they are).
@@ -59,6 +67,7 @@ def test_check_mode_on_fresh_nodes_changes_nothing(fresh_lab):
     assert all(counts[n]["changed"] > 0 for n in lab.NODES), counts
     assert "LINK_TYPE_P1" in proc.stdout, "--diff did not show node01's link type change"
     assert "options ib_core netns_mode=0" in proc.stdout, "--diff did not show the RDMA netns modprobe file"
+    assert "0000:3b:00.0 firmware on flash" in proc.stdout and "20.40.1000" in proc.stdout, "--diff did not show node01's burn"
 
 
 def test_site_through_ansible_runner_with_reboots(fresh_lab, project_sync, tmp_path_factory):
@@ -87,6 +96,11 @@ def test_node_holds_what_the_inventory_asks(fresh_lab, node):
     assert lab.state(node)["runtime"]["netns_mode"] == "exclusive"
     writes = [c for c in lab.calls(node) if c.get("kind") == "write" and c.get("rc") == 0 and c.get("tool") in ("mlxconfig", "mstconfig")]
     assert len(writes) == expected["fw_writes"], [c["argv"] for c in writes]
+    for pci, version in expected["firmware"].items():
+        rdma = lab.state(node)["runtime"]["functions"][pci]["rdma"]
+        assert lab.sysfs(node, "/sys/class/infiniband/%s/fw_ver" % rdma) == version, "%s %s (%s)" % (node, pci, rdma)
+    burns = [c for c in lab.calls(node) if c.get("kind") == "write" and c.get("rc") == 0 and c.get("tool") in FLINTS]
+    assert len(burns) == expected["burns"], [c["argv"] for c in burns]
     assert lab.boot_count(node) == expected["boots"]
 
 
@@ -108,6 +122,11 @@ def test_second_run_changes_nothing_and_reboots_nothing(fresh_lab):
         assert [c.get("kind") for c in fw] == ["query"] * len(lab.adapters(node, with_link_type=True)), (node, fw)
         assert sorted(c.get("device") for c in fw) == sorted(lab.adapters(node, with_link_type=True)), (node, fw)
     assert len(lab.adapters("node02", with_link_type=True)) < len(lab.adapters("node02"))  # the case above is in the lab
+    # One firmware version query per card the firmware rules name (node02's ConnectX-4 Lx is not named), no burn.
+    for node in lab.NODES:
+        flints = [c for c in lab.calls(node)[ncalls[node]:] if c.get("tool") in FLINTS]
+        assert sorted((c.get("kind"), c.get("device")) for c in flints) == [("query", pci) for pci in sorted(EXPECTED[node]["firmware"])], \
+            (node, flints)
     assert "No node waits for a reboot." in proc.stdout
     assert "all 3 nodes pass" in proc.stdout  # site.yml ends with verify.yml
 
@@ -122,6 +141,12 @@ def test_verify_passes_and_writes_the_fabric_report(fresh_lab):
     report = json.loads((tmp_path / "fabric-report.json").read_text(encoding="utf-8"))
     assert report["ok"] is True and report["failures"] == []
     assert sorted(h["host"] for h in report["hosts"]) == list(lab.NODES)
+    # Each card's running firmware against what firmware_versions asks (node02's ConnectX-4 Lx: no rule, no check).
+    firmware = {(h["host"], row["pci_address"]): (row["version"], row["wanted"], row["ok"]) for h in report["hosts"] for row in h["firmware"]}
+    assert firmware[("node01", "0000:3b:00.0")] == ("20.40.1000", "20.40.1000", True), firmware
+    assert firmware[("node02", "0000:c1:00.0")] == ("28.40.1000", "28.39.1002", True), firmware
+    assert firmware[("node03", "0000:86:00.0")] == ("16.35.3006", "16.35.3006", True), firmware
+    assert firmware[("node02", "0000:01:00.0")][1] is None, firmware
     # Every IB port in the picture: ibsim's one switch and the 4 InfiniBand ports of the 3 nodes.
     html = (tmp_path / "fabric-report.html").read_text(encoding="utf-8")
     svg = html[html.index("<svg"):html.index("</svg>")]
@@ -216,3 +241,48 @@ def test_secrets_never_reach_the_output(fresh_lab, tmp_path):
     finally:
         lab.run([lab.BIN / "ansible", "-i", lab.INVENTORY, "node03", "-m", "fabric.infiniband.pending_action",
                  "-a", "name=lab_secrets state=absent"])
+
+
+def test_a_failed_burn_stays_on_its_node_and_a_boot_that_did_not_load_the_firmware_fails_it(fresh_lab, tmp_path):
+    """New pins (the images in lab/firmware/): node03's ConnectX-5 to 16.35.4030, whose first burn fails half-way (the
+    simulator's firmware_burn fault: the card keeps its image), and node02's ConnectX-7 to exactly 28.39.1002, a card
+    that loads new firmware only on a cold boot. The first run, without reboots, burns node02 and fails node03 alone;
+    the second burns node03 and reboots both: node03 runs its new version, and node02, whose warm reboot did not load
+    it, fails with what to check instead of asking for another reboot. The last test of the module: it leaves node02
+    waiting."""
+    pins = tmp_path / "firmware.json"
+    pins.write_text(json.dumps({
+        "firmware_versions": [{"psid": "MT_0000000223", "version": "20.40.1000"},
+                              {"model": "ConnectX-7", "version": "28.39.1002"},
+                              {"model": "ConnectX-5", "version": "16.35.4030"}],
+        "firmware_images": [
+            {"file": "fw-ConnectX6-rel-20_40_1000-MCX653106A-HDA_Ax.bin", "psid": "MT_0000000223", "version": "20.40.1000",
+             "sha256": "fcd04a0a88d7c24c7333c3228858ef00ce964d05fd40d29e3d491d804e587e29"},
+            {"file": "fw-ConnectX7-rel-28_39_1002-MCX75310AAS-NEA_Ax.bin", "psid": "MT_0000000834", "version": "28.39.1002",
+             "sha256": "7c79a34b47eab60c3f17a3f3c0a66b046f6fce2db9535011176f42e184aaca70"},
+            {"file": "fw-ConnectX5-rel-16_35_4030-MCX556A-ECA_Ax.bin", "psid": "MT_0000000008", "version": "16.35.4030",
+             "sha256": "5667f7704e290f224b5fe9c2d522581f55ef0c5ca10d9d80990a25bc6e5f8147"}]}), encoding="utf-8")
+    fault = lab.run(["podman", "exec", lab.CONTAINER + "node03", "env", "PYTHONPATH=/usr/lib/fabricsim", "python3", "-m",
+                     "fabricsim.cli", "fabricsim", "fault", "firmware_burn", "1"])
+    assert fault.returncode == 0, fault.stdout
+    boots = {n: lab.boot_count(n) for n in lab.NODES}
+
+    first = lab.playbook("nodes.yml", "-e", "@%s" % pins, "--tags", "firmware,reboot")
+    counts = lab.recap(first.stdout)
+    assert first.returncode != 0 and counts["node03"]["failed"] == 1, first.stdout[-3000:]
+    assert counts["node02"]["failed"] == 0 and counts["node02"]["changed"] > 0 and counts["node01"]["failed"] == 0, counts
+    assert "Burning FS4 image failed" in " ".join(first.stdout.split()), first.stdout[-3000:]
+    burns = {n: [c for c in lab.calls(n) if c.get("tool") in FLINTS and c.get("kind") == "write"] for n in ("node02", "node03")}
+    assert [c["rc"] for c in burns["node02"]] == [0] and [c["rc"] for c in burns["node03"]] == [1], burns
+    assert lab.sysfs("node03", "/sys/class/infiniband/%s/fw_ver" % lab.state("node03")["runtime"]["functions"]["0000:86:00.0"]["rdma"]) \
+        == "16.35.3006"
+
+    second = lab.playbook("nodes.yml", "-e", "@%s" % pins, "-e", "infiniband_allow_reboot=true", "--tags", "firmware,reboot")
+    counts = lab.recap(second.stdout)
+    assert second.returncode != 0 and counts["node02"]["failed"] == 1, second.stdout[-3000:]
+    assert counts["node03"]["failed"] == 0 and counts["node01"]["failed"] == 0, counts
+    assert "did not load it. Another reboot will not load it either" in " ".join(second.stdout.split()), second.stdout[-3000:]
+    assert {n: lab.boot_count(n) - boots[n] for n in lab.NODES} == {"node01": 0, "node02": 1, "node03": 1}
+    running = {n: lab.sysfs(n, "/sys/class/infiniband/%s/fw_ver" % lab.state(n)["runtime"]["functions"][pci]["rdma"])
+               for n, pci in (("node02", "0000:c1:00.0"), ("node03", "0000:86:00.0"))}
+    assert running == {"node02": "28.40.1000", "node03": "16.35.4030"}, running

@@ -13,6 +13,7 @@ import copy
 from ansible_collections.fabric.infiniband.plugins.filter.verify_checks import verify_checks
 from ansible_collections.fabric.infiniband.plugins.module_utils import ibnetdiscover
 from ansible_collections.fabric.infiniband.plugins.module_utils import sriov
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import firmware
 from ansible_collections.fabric.infiniband.tests.unit.conftest import read_fixture
 
 
@@ -21,9 +22,22 @@ def _port(guid, lid, layer="InfiniBand", state="ACTIVE", phys="LinkUp", sm_lid=1
             "port_guid": guid, "pkeys": list(pkeys), "netdev": None}
 
 
+# the lab's cards after a converge: running firmware version and PSID (sysfs fw_ver and board_id)
+FIRMWARE = {"ConnectX-6": ("20.40.1000", "MT_0000000223"), "ConnectX-7": ("28.40.1000", "MT_0000000834"),
+            "ConnectX-5": ("16.35.3006", "MT_0000000008"), "ConnectX-4 Lx": ("14.32.1010", "MT_2420110034")}
+# what the lab inventory asks of them
+LAB_FIRMWARE_VERSIONS = [{"psid": "MT_0000000223", "version": "20.40.1000"},
+                         {"model": "ConnectX-7", "version": "28.39.1002", "at_least": True},
+                         {"model": "ConnectX-5", "version": "16.35.3006"},
+                         # never used: the PSID rule above names node01's ConnectX-6 first
+                         {"model": "ConnectX-6", "version": "20.31.1014"}]
+
+
 def _pf(bdf, dev, port, model="ConnectX-6", sriov_files=None):
+    version, psid = FIRMWARE[model]
     return {"pci_address": bdf, "card_address": bdf[:-2], "rdma_device": dev, "is_vf": False, "model": model,
-            "node_guid": port["port_guid"], "sriov": sriov_files, "ports": [port], "netdevs": []}
+            "node_guid": port["port_guid"], "sriov": sriov_files, "ports": [port], "netdevs": [],
+            "firmware_version": version, "psid": psid}
 
 
 def _vf(bdf, guid):
@@ -298,3 +312,122 @@ def test_a_failure_the_waiting_role_does_not_change_still_fails():
     nodes["node02"]["pending"]["entries"] = {"gpudirect": {"action": "reboot", "reason": "iommu", "booted_since": False}}
     report = verify_checks(nodes)
     assert _status(report, "node02", "link_layer") == ["fail"] and _status(report, "node02", "pending") == ["waiting"]
+
+
+def _firmware_nodes(rules=None):
+    nodes = _lab_nodes()
+    for node in nodes.values():
+        node["expect"]["firmware_versions"] = copy.deepcopy(LAB_FIRMWARE_VERSIONS if rules is None else rules)
+    return nodes
+
+
+def _firmware_checks(report, host):
+    return [c for c in _by(report, host)["checks"] if c["category"] == "firmware"]
+
+
+def test_firmware_the_lab_asks_passes_with_every_version_in_the_json():
+    report = verify_checks(_firmware_nodes(), topology=_topology(), topology_host="node01", partitions=PARTITIONS,
+                           groups={"all": ["node01", "node02", "node03"]})
+    assert report["failures"] == [] and report["summary"] == "all 3 nodes pass"
+    # one check per RDMA device of a physical function: node01's two functions, node02's PF (not its VFs), node03's two
+    assert [(c["name"], c["expected"], c["actual"], c["status"]) for c in _firmware_checks(report, "node01")] == [
+        ("firmware of mlx5_0 (0000:3b:00.0, ConnectX-6, PSID MT_0000000223)", "20.40.1000 (firmware_versions[0])", "20.40.1000", "ok"),
+        ("firmware of mlx5_1 (0000:3b:00.1, ConnectX-6, PSID MT_0000000223)", "20.40.1000 (firmware_versions[0])", "20.40.1000", "ok")]
+    assert [(c["expected"], c["actual"]) for c in _firmware_checks(report, "node02")] == [
+        ("at least 28.39.1002 (firmware_versions[1])", "28.40.1000")]
+    assert [c["expected"] for c in _firmware_checks(report, "node03")] == ["16.35.3006 (firmware_versions[2])"] * 2
+    rows = _by(report, "node02")["firmware"]
+    assert rows == [{"device": "mlx5_0", "pci_address": "0000:c1:00.0", "model": "ConnectX-7", "version": "28.40.1000",
+                     "psid": "MT_0000000834", "rule": 1, "wanted": "28.39.1002", "at_least": True, "ok": True, "status": "ok"}]
+
+
+def test_firmware_another_version_fails_naming_device_rule_and_pending():
+    nodes = _firmware_nodes()
+    for entry in nodes["node01"]["hca"]["hcas"]:
+        entry["firmware_version"] = "20.39.1002"  # the lab card's version before its burn
+    report = verify_checks(nodes)
+    assert report["ok"] is False and report["summary"] == "1 of 3 nodes fail 2 checks: node01"
+    assert report["failures"] == [
+        "node01: firmware of mlx5_%d (0000:3b:00.%d, ConnectX-6, PSID MT_0000000223): expected 20.40.1000 (firmware_versions[0]), "
+        "found 20.39.1002; the firmware role burns the asked image from firmware_images; a burnt image that waits for its "
+        "activation shows in the pending column and makes this check wait" % (fn, fn) for fn in (0, 1)]
+    assert [row["status"] for row in _by(report, "node01")["firmware"]] == ["fail", "fail"]
+    assert _status(report, "node02", "firmware") == ["ok"] and _status(report, "node01", "link_layer") == ["ok"]
+    # exact unless at_least: a newer version than asked fails too
+    for entry in nodes["node01"]["hca"]["hcas"]:
+        entry["firmware_version"] = "20.41.1000"
+    assert _status(verify_checks(nodes), "node01", "firmware") == ["fail"]
+
+
+def test_firmware_at_least_takes_a_newer_version_not_an_older_one():
+    nodes = _firmware_nodes()
+    node02 = nodes["node02"]["hca"]["hcas"][0]
+    for version, status in (("28.39.1002", "ok"), ("28.40.1000", "ok"), ("29.0.1", "ok"), ("28.39.1001", "fail"),
+                            ("28.38.9999", "fail"), (None, "fail")):
+        node02["firmware_version"] = version
+        report = verify_checks(copy.deepcopy(nodes))
+        assert _status(report, "node02", "firmware") == [status], version
+    assert report["failures"][0].startswith(
+        "node02: firmware of mlx5_0 (0000:c1:00.0, ConnectX-7, PSID MT_0000000834): expected at least 28.39.1002 "
+        "(firmware_versions[1]), found no version read; ")
+
+
+def test_no_firmware_rules_no_check_but_every_version():
+    for rules in (None, []):
+        nodes = _lab_nodes()
+        if rules is not None:
+            for node in nodes.values():
+                node["expect"]["firmware_versions"] = rules
+        report = verify_checks(nodes, topology=_topology(), topology_host="node01", partitions=PARTITIONS,
+                               groups={"all": ["node01", "node02", "node03"]})
+        assert report["ok"] is True and report["failures"] == []
+        for host in nodes:
+            assert [(c["name"], c["status"]) for c in _firmware_checks(report, host)] == [("no firmware_versions", "not asked")]
+        assert [(r["device"], r["version"], r["psid"], r["rule"], r["status"]) for r in _by(report, "node03")["firmware"]] == [
+            ("mlx5_0", "16.35.3006", "MT_0000000008", None, "not asked"), ("mlx5_1", "16.35.3006", "MT_0000000008", None, "not asked")]
+
+
+def test_firmware_a_card_no_rule_names_has_no_check():
+    nodes = _firmware_nodes([{"model": "ConnectX-7", "version": "28.40.1000"}])
+    report = verify_checks(nodes)
+    assert report["ok"] is True
+    assert [c["name"] for c in _firmware_checks(report, "node01")] == ["no card that a rule of firmware_versions names"]
+    assert _status(report, "node02", "firmware") == ["ok"]
+    assert [(r["device"], r["version"], r["wanted"], r["status"]) for r in _by(report, "node01")["firmware"]] == [
+        ("mlx5_0", "20.40.1000", None, "not asked"), ("mlx5_1", "20.40.1000", None, "not asked")]
+
+
+def test_invalid_firmware_rules_fail_naming_firmware_versions():
+    nodes = _firmware_nodes([{"version": "20.40.1000"}, {"psid": "MT_0000000223", "version": "twenty"}])
+    report = verify_checks(nodes)
+    assert report["ok"] is False
+    assert [f for f in report["failures"] if f.startswith("node01:")] == [
+        "node01: firmware_versions: expected valid firmware_versions, found firmware_versions[0] needs exactly one of psid or "
+        "model; %s" % firmware.rule_problems([{"psid": "MT_0000000223", "version": "twenty"}])[0].replace("[0]", "[1]")]
+    assert "firmware_versions[1].version" in report["failures"][0]
+    assert len(report["failures"]) == 3  # one per host, nothing more
+    # the table still has the versions, named by no rule
+    assert [(r["version"], r["rule"]) for r in _by(report, "node01")["firmware"]] == [("20.40.1000", None), ("20.40.1000", None)]
+
+
+def test_firmware_waits_for_the_firmware_roles_activation_only():
+    nodes = _firmware_nodes()
+    nodes["node01"]["hca"]["hcas"][0]["firmware_version"] = "20.39.1002"
+    nodes["node01"]["pending"] = {"entries": {"firmware": {
+        "action": "fw_reset", "reason": "0000:3b:00 (ConnectX-6) has firmware 20.40.1000 on its flash and runs 20.39.1002",
+        "booted_since": False}}}
+    report = verify_checks(copy.deepcopy(nodes))
+    assert report["failures"] == [] and _by(report, "node01")["status"] == "waiting"
+    assert _status(report, "node01", "firmware") == ["ok", "waiting"]
+    assert [r["status"] for r in _by(report, "node01")["firmware"]] == ["waiting", "ok"]
+    assert report["waiting"] == ["node01: waits for a firmware reset for firmware (0000:3b:00 (ConnectX-6) has firmware 20.40.1000 "
+                                 "on its flash and runs 20.39.1002)"]
+    # the firmware role's activation changes only the firmware: a wrong netns mode still fails
+    nodes["node01"]["hca"]["rdma_system"]["netns_mode"] = "shared"
+    assert _status(verify_checks(copy.deepcopy(nodes)), "node01", "netns") == ["fail"]
+    # another role's boot does not bring the firmware
+    nodes["node01"]["pending"]["entries"] = {"link_type": {"action": "reboot", "reason": "link type", "booted_since": False}}
+    assert _status(verify_checks(copy.deepcopy(nodes)), "node01", "firmware") == ["fail", "ok"]
+    # a boot that tried the entry and left the old version: it fails
+    nodes["node01"]["pending"]["entries"] = {"firmware": {"action": "fw_reset", "reason": "x", "booted_since": True}}
+    assert _status(verify_checks(nodes), "node01", "firmware") == ["fail", "ok"]

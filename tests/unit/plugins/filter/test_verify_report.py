@@ -31,10 +31,11 @@ def _failing_report():
 def test_text_table():
     text = verify_report(_failing_report(), "text")
     lines = text.splitlines()
-    assert lines[0].split() == ["host", "link", "layer", "port", "state", "SM", "netns", "VFs", "VF", "GUIDs", "P_Keys",
+    assert lines[0].split() == ["host", "firmware", "link", "layer", "port", "state", "SM", "netns", "VFs", "VF", "GUIDs", "P_Keys",
                                 "pending", "in", "fabric", "result"]
-    assert lines[2].split() == ["node01", "ok", "ok", "ok", "FAIL", "-", "-", "ok", "ok", "ok", "FAIL"]
-    assert lines[3].split() == ["node02", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok"]
+    # no firmware_versions: the firmware check is not asked
+    assert lines[2].split() == ["node01", "-", "ok", "ok", "ok", "FAIL", "-", "-", "ok", "ok", "ok", "FAIL"]
+    assert lines[3].split() == ["node02", "-", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok"]
     assert "1 of 3 nodes fail 1 checks: node01" in lines
     assert "topology from node01: 1 switches, 4 HCAs, 4 links" in lines
     assert lines[-1] == "  node01: RDMA netns mode: expected exclusive, found shared"
@@ -99,9 +100,9 @@ def _waiting_report():
 
 def test_text_table_shows_waiting_apart_from_failing():
     lines = verify_report(_waiting_report(), "text").splitlines()
-    # columns: host, link layer, port state, SM, netns, VFs, VF GUIDs, P_Keys, pending, in fabric, result
-    assert lines[2].split() == ["node01", "WAITING", "ok", "ok", "ok", "-", "-", "ok", "WAITING", "ok", "WAITING"]
-    assert lines[3].split() == ["node02", "ok", "ok", "ok", "FAIL", "WAITING", "WAITING", "ok", "WAITING", "ok", "FAIL"]
+    # columns: host, firmware, link layer, port state, SM, netns, VFs, VF GUIDs, P_Keys, pending, in fabric, result
+    assert lines[2].split() == ["node01", "-", "WAITING", "ok", "ok", "ok", "-", "-", "ok", "WAITING", "ok", "WAITING"]
+    assert lines[3].split() == ["node02", "-", "ok", "ok", "ok", "FAIL", "WAITING", "WAITING", "ok", "WAITING", "ok", "FAIL"]
     assert lines[4].split()[-1] == "ok"
     assert "1 of 3 nodes fail 1 checks: node02; 1 of 3 nodes wait for a reboot: node01" in lines
     start = lines.index("Failing checks:")
@@ -133,3 +134,63 @@ def test_only_waiting_page_summary_is_amber():
     nodes["node02"]["hca"]["rdma_system"]["netns_mode"] = "exclusive"
     page = verify_report(verify_checks(nodes, topology=_topology(), topology_host="node01"), "html")
     assert '<p class="summary waiting">' in page and "<h2>Failing checks</h2>" not in page
+
+
+def _firmware_report():
+    """The lab's rules; node01's second function still runs the version before the burn, node02's ConnectX-7 runs a newer
+    version than its at_least rule asks, node03's first function waits for the firmware role's activation."""
+    from ansible_collections.fabric.infiniband.tests.unit.plugins.filter.test_verify_checks import _firmware_nodes
+    nodes = _firmware_nodes()
+    nodes["node01"]["hca"]["hcas"][1]["firmware_version"] = "20.39.1002"
+    nodes["node03"]["hca"]["hcas"][0]["firmware_version"] = "16.34.1002"
+    nodes["node03"]["pending"] = {"entries": {"firmware": {"action": "fw_reset", "reason": "burnt", "booted_since": False}}}
+    return verify_checks(nodes, topology=_topology(), topology_host="node01")
+
+
+def test_text_has_the_firmware_column_and_table():
+    text = verify_report(_firmware_report(), "text")
+    lines = text.splitlines()
+    assert lines[2].split()[:2] == ["node01", "FAIL"] and lines[3].split()[:2] == ["node02", "ok"]
+    assert lines[4].split()[:2] == ["node03", "WAITING"]
+    start = lines.index("Firmware (the running version of each RDMA device; asked: what the entry of firmware_versions that "
+                        "names the card asks):")
+    assert lines[start + 1].split() == ["host", "device", "PCI", "address", "model", "PSID", "running", "asked", "firmware_versions",
+                                        "result"]
+    assert set(lines[start + 2].replace(" ", "")) == {"-"}
+    assert lines[start + 3:start + 8] == [
+        "node01  mlx5_0  0000:3b:00.0  ConnectX-6  MT_0000000223  20.40.1000  20.40.1000     [0]                ok",
+        "node01  mlx5_1  0000:3b:00.1  ConnectX-6  MT_0000000223  20.39.1002  20.40.1000     [0]                FAIL",
+        "node02  mlx5_0  0000:c1:00.0  ConnectX-7  MT_0000000834  28.40.1000  >= 28.39.1002  [1]                ok",
+        "node03  mlx5_0  0000:86:00.0  ConnectX-5  MT_0000000008  16.34.1002  16.35.3006     [2]                WAITING",
+        "node03  mlx5_1  0000:86:00.1  ConnectX-5  MT_0000000008  16.35.3006  16.35.3006     [2]                ok"]
+    assert lines[start + 8] == ""
+    assert ("  node01: firmware of mlx5_1 (0000:3b:00.1, ConnectX-6, PSID MT_0000000223): expected 20.40.1000 (firmware_versions[0]), "
+            "found 20.39.1002; the firmware role burns the asked image from firmware_images; a burnt image that waits for its "
+            "activation shows in the pending column and makes this check wait") in lines
+
+
+def test_text_firmware_table_without_rules_shows_the_versions():
+    lines = verify_report(_failing_report(), "text").splitlines()
+    start = [i for i, line in enumerate(lines) if line.startswith("Firmware (")][0]
+    assert lines[start + 3].split() == ["node01", "mlx5_0", "0000:3b:00.0", "ConnectX-6", "MT_0000000223", "20.40.1000", "-", "-", "-"]
+    assert len([line for line in lines[start + 3:] if line.startswith("node")]) == 5  # every PF's RDMA device, no VF
+
+
+def test_html_has_the_firmware_table():
+    page = verify_report(_firmware_report(), "html")
+    table = re.search(r"<h2>Firmware</h2>.*?</table>", page, re.S).group(0)
+    assert "<th>running</th><th>asked</th><th>firmware_versions</th><th>result</th>" in table
+    assert ('<tr><td class="host">node01</td><td>mlx5_1</td><td>0000:3b:00.1</td><td>ConnectX-6</td><td>MT_0000000223</td>'
+            '<td>20.39.1002</td><td>20.40.1000</td><td>[0]</td><td class="fail">FAIL</td></tr>') in table
+    assert ('<td>28.40.1000</td><td>&gt;= 28.39.1002</td><td>[1]</td><td class="ok">ok</td></tr>') in table
+    assert '<td>16.34.1002</td><td>16.35.3006</td><td>[2]</td><td class="waiting">WAITING</td></tr>' in table
+    assert table.count("<tr>") == 6  # the titles and the five devices
+    # the firmware table comes after the nodes' table
+    assert page.index("<h2>Nodes</h2>") < page.index("<h2>Firmware</h2>")
+
+
+def test_a_report_without_firmware_rows_has_no_firmware_table():
+    report = _failing_report()
+    for entry in report["hosts"]:
+        del entry["firmware"]
+    assert "Firmware (" not in verify_report(report, "text") and "<h2>Firmware</h2>" not in verify_report(report, "html")

@@ -132,6 +132,7 @@ def test_info_argument_spec():
         "sysfs_root": {"type": "path", "default": "/sys"},
         "tool": {"type": "str", "default": "auto", "choices": ["auto", "flint", "mstflint"]},
         "device": {"type": "str"},
+        "devices": {"type": "list", "elements": "str"},
         "full": {"type": "bool", "default": False},
     }
 
@@ -257,4 +258,39 @@ def test_burn_argument_spec():
     spec = firmware_burn.argument_spec()
     assert spec["allow_psid_change"] == {"type": "bool", "default": False}
     assert spec["image"] == {"type": "path", "required": True}
+    assert spec["image_version"] == spec["image_psid"] == {"type": "str"}
     assert spec["tool"]["choices"] == ["auto", "flint", "mstflint"]
+
+
+# ------------------------------------------------------------------ what the inventory says the image is
+
+def test_info_queries_the_listed_cards_once_each(mocker, capsys, make_sysfs):
+    params = {"sysfs_root": make_sysfs(SYSFS), "devices": ["0000:3b:00.1", "mlx5_0", "86:00.0"]}
+    calls = [query("20.40.1000"), query("16.35.3006", psid="MT_0000000008", dev="0000:86:00.0")]
+    result, ran = run_module(mocker, capsys, firmware_info.main, params, MSTFLINT, calls)
+    assert [argv[2] for argv in ran] == [DEV, "0000:86:00.0"]
+    assert [d["pci_address"] for d in result["devices"]] == [DEV, "0000:86:00.0"]
+
+
+def test_an_image_with_another_version_than_its_entry_is_refused(mocker, capsys, make_sysfs, img):
+    calls = [query("20.39.1002"), image_query(img, version="20.41.1000")]
+    params = burn_params(make_sysfs, img, image_version="20.40.1000", image_psid="MT_0000000223")
+    result, ran = run_module(mocker, capsys, firmware_burn.main, params, MSTFLINT, calls)
+    assert result["failed"] and len(ran) == 2
+    assert "holds version 20.41.1000, but image_version says 20.40.1000: not burnt" in result["msg"]
+
+
+def test_an_image_with_another_psid_than_its_entry_is_refused(mocker, capsys, make_sysfs, img):
+    calls = [query("20.39.1002"), image_query(img, psid="DEL0000000016")]
+    params = burn_params(make_sysfs, img, image_version="20.40.1000", image_psid="MT_0000000223")
+    result, ran = run_module(mocker, capsys, firmware_burn.main, params, MSTFLINT, calls)
+    assert result["failed"] and "holds psid DEL0000000016, but image_psid says MT_0000000223" in result["msg"]
+
+
+def test_check_mode_before_the_image_is_copied_takes_the_entry(mocker, capsys, make_sysfs, tmp_path):
+    path = str(tmp_path / "not-copied-yet.bin")
+    params = burn_params(make_sysfs, path, image_version="20.40.1000", image_psid="MT_0000000223")
+    result, ran = run_module(mocker, capsys, firmware_burn.main, params, MSTFLINT, [query("20.39.1002")],
+                             check_mode=True, diff=True)
+    assert result["changed"] is True and len(ran) == 1
+    assert result["diff"]["before"]["version"] == "20.39.1002" and result["diff"]["after"]["version"] == "20.40.1000"

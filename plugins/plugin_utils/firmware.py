@@ -1,0 +1,259 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""Firmware versions as code, on the controller: which version each card should run, which image brings it, and
+whether a card runs it.
+
+The rules are the firmware role's ``firmware_versions`` (a version per PSID or per model, exact or "at least") and
+``firmware_images`` (the image files, each with its PSID, version and sha256). Used by the filter ``firmware_plan``
+(the role: what to burn, what waits for an activation) and by ``verify_checks`` (the report: does a card run what
+is asked). Versions and PSIDs are checked and compared with module_utils/flint.py, the one place that knows
+flint's version and PSID formats.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from ansible_collections.fabric.infiniband.plugins.module_utils import flint
+from ansible_collections.fabric.infiniband.plugins.module_utils import pci
+from ansible_collections.fabric.infiniband.plugins.module_utils.sysfs import PCI_MODELS
+
+VERSIONS = "firmware_versions"
+IMAGES = "firmware_images"
+RULE_KEYS = ("psid", "model", "version", "at_least")
+IMAGE_KEYS = ("file", "psid", "version", "sha256")
+# the models a rule may name: every NVIDIA/Mellanox physical function hca_info knows
+MODELS = sorted(set(model for model, is_vf in PCI_MODELS.values() if not is_vf))
+_SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
+
+OK, BURN, WAITS, UNMATCHED = "ok", "burn", "waits", "unmatched"
+
+
+def _psid(value):
+    return str(value or "").strip().upper()
+
+
+def rule_problems(rules, name=VERSIONS):
+    """Why ``rules`` (the list of ``firmware_versions``) is not valid: a list of sentences naming the entry."""
+    if not isinstance(rules, list):
+        return ["%s must be a list of entries with psid or model, and version; got %s" % (name, type(rules).__name__)]
+    problems = []
+    for index, rule in enumerate(rules):
+        where = "%s[%d]" % (name, index)
+        if not isinstance(rule, dict):
+            problems.append("%s must be a mapping with psid or model, and version" % where)
+            continue
+        unknown = sorted(set(rule) - set(RULE_KEYS))
+        if unknown:
+            problems.append("%s has unknown keys %s; accepted: %s" % (where, ", ".join(unknown), ", ".join(RULE_KEYS)))
+        if ("psid" in rule) == ("model" in rule):
+            problems.append("%s needs exactly one of psid or model" % where)
+        elif "psid" in rule:
+            problem = flint.psid_problem(rule["psid"], where + ".psid")
+            if problem:
+                problems.append(problem)
+        elif not isinstance(rule["model"], str) or rule["model"].strip().lower() not in [m.lower() for m in MODELS]:
+            close = difflib.get_close_matches(str(rule["model"]), MODELS, n=1, cutoff=0.6)
+            problems.append("%s.model %r is no model this collection knows%s; known: %s" % (
+                where, rule["model"], " (did you mean %s?)" % close[0] if close else "", ", ".join(MODELS)))
+        if "version" not in rule:
+            problems.append("%s needs a version, for example \"20.40.1000\"" % where)
+        else:
+            problem = flint.version_problem(rule["version"], where + ".version")
+            if problem:
+                problems.append(problem)
+        if not isinstance(rule.get("at_least", False), bool):
+            problems.append("%s.at_least must be true or false, got %r" % (where, rule["at_least"]))
+    return problems
+
+
+def image_problems(images, name=IMAGES):
+    """Why ``images`` (the list of ``firmware_images``) is not valid: a list of sentences naming the entry."""
+    if not isinstance(images, list):
+        return ["%s must be a list of entries with file, psid, version and sha256; got %s" % (name, type(images).__name__)]
+    problems = []
+    seen = {}
+    for index, image in enumerate(images):
+        where = "%s[%d]" % (name, index)
+        if not isinstance(image, dict):
+            problems.append("%s must be a mapping with file, psid, version and sha256" % where)
+            continue
+        unknown = sorted(set(image) - set(IMAGE_KEYS))
+        missing = [key for key in IMAGE_KEYS if key not in image]
+        if unknown:
+            problems.append("%s has unknown keys %s; accepted: %s" % (where, ", ".join(unknown), ", ".join(IMAGE_KEYS)))
+        if missing:
+            problems.append("%s lacks %s; every image needs %s" % (where, ", ".join(missing), ", ".join(IMAGE_KEYS)))
+            continue
+        file_name = image["file"]
+        if not isinstance(file_name, str) or not file_name.strip() or "/" in file_name or file_name in (".", ".."):
+            problems.append("%s.file %r must be a file name (no directory): the images are looked up in firmware_image_dir "
+                            "or under firmware_image_url" % (where, file_name))
+        for problem in (flint.psid_problem(image["psid"], where + ".psid"), flint.version_problem(image["version"], where + ".version")):
+            if problem:
+                problems.append(problem)
+        if not isinstance(image["sha256"], str) or not _SHA256.match(image["sha256"].strip()):
+            problems.append("%s.sha256 %r is not a SHA-256 checksum: give the 64 hexadecimal digits sha256sum prints" % (
+                where, image["sha256"]))
+        key = (_psid(image["psid"]), str(image["version"]).strip())
+        if key in seen:
+            problems.append("%s gives PSID %s version %s again (as %s[%d]): one image per PSID and version" % (
+                where, key[0], key[1], name, seen[key]))
+        seen.setdefault(key, index)
+    return problems
+
+
+def select(rules, psid, model):
+    """``(index, rule)`` of the first rule that names the card (by its PSID, else its model), or ``(None, None)``."""
+    for index, rule in enumerate(rules or []):
+        if "psid" in rule and _psid(rule["psid"]) == _psid(psid):
+            return index, rule
+        if "model" in rule and str(rule["model"]).strip().lower() == str(model or "").strip().lower():
+            return index, rule
+    return None, None
+
+
+def satisfies(version, rule):
+    """Whether ``version`` is what ``rule`` asks (the same version, or a newer one with ``at_least``)."""
+    if flint.version_tuple(version) is None:
+        return False
+    order = flint.compare_versions(version, str(rule["version"]).strip())
+    return order >= 0 if rule.get("at_least") else order == 0
+
+
+def image_for(images, psid, version):
+    """``(index, image)`` of the image with that PSID and version, or ``(None, None)``."""
+    for index, image in enumerate(images or []):
+        if _psid(image.get("psid")) == _psid(psid) and str(image.get("version")).strip() == str(version).strip():
+            return index, image
+    return None, None
+
+
+def _describe_images(images):
+    return ", ".join("%s (%s %s)" % (i.get("file"), _psid(i.get("psid")), i.get("version")) for i in images or []) or "none"
+
+
+def plan(cards, rules, images, host=""):
+    """What each card gets.
+
+    ``cards``: one entry per card, ``{card, device, model, psid, running, flash, error}`` (``firmware_cards``).
+    Returns ``{cards: [...], burns: [...], waiting: [...], problems: [...]}``, each card with ``rule`` (the index in
+    ``firmware_versions``, or None), ``wanted``, ``at_least``, ``action`` (``ok``: it runs what is asked; ``burn``: its
+    flash does not hold it, ``image`` brings it; ``waits``: its flash holds it, an activation runs it; ``unmatched``: no
+    rule names it) and ``image`` (the entry of ``firmware_images``, for a burn). ``problems`` name the variables.
+    """
+    problems = rule_problems(rules) + image_problems(images)
+    if problems:
+        return {"cards": [], "burns": [], "waiting": [], "problems": problems}
+    out = []
+    for card in cards or []:
+        index, rule = select(rules, card.get("psid"), card.get("model"))
+        entry = dict(card, rule=index, wanted=None, at_least=False, action=UNMATCHED, image=None)
+        if rule is None:
+            out.append(entry)
+            continue
+        entry.update(wanted=str(rule["version"]).strip(), at_least=bool(rule.get("at_least", False)))
+        where = "%s[%d]" % (VERSIONS, index)
+        if card.get("error"):
+            problems.append("%s%s (%s) could not be read, so %s cannot be checked: %s" % (
+                host and host + ": ", card.get("card"), card.get("model"), where, card["error"]))
+        elif satisfies(card.get("flash"), rule):
+            entry["action"] = OK if satisfies(card.get("running"), rule) and card.get("running") == card.get("flash") else WAITS
+        else:
+            entry["action"] = BURN
+            image_index, image = image_for(images, card.get("psid"), entry["wanted"])
+            if image is None:
+                problems.append(
+                    "%s%s (%s, PSID %s) runs %s and %s asks for %s%s, but %s has no image for PSID %s version %s; it has: %s. "
+                    "Add the image's file, PSID, version and sha256 to %s" % (
+                        host and host + ": ", card.get("card"), card.get("model"), _psid(card.get("psid")), card.get("flash"),
+                        where, "at least " if entry["at_least"] else "", entry["wanted"], IMAGES, _psid(card.get("psid")),
+                        entry["wanted"], _describe_images(images), IMAGES))
+            else:
+                entry["image"] = dict(image, index=image_index)
+        out.append(entry)
+    return {
+        "cards": out,
+        "burns": [entry for entry in out if entry["action"] == BURN and entry["image"]],
+        "waiting": [entry for entry in out if entry["action"] in (BURN, WAITS)],
+        "problems": problems,
+    }
+
+
+# what the tools name as the activation of a burnt image -> the pending record's action (a reboot also gives a firmware
+# reset, a power cycle a reboot)
+_ACTIONS = {"firmware reset": "fw_reset", "reboot": "reboot", "power cycle": "power_cycle"}
+_STRENGTH = ("fw_reset", "reboot", "power_cycle")
+
+
+def pending(plan_, burns=None):
+    """The pending record's entry of the role after the burns: ``{state, action, reason, devices, versions}``.
+
+    ``burns``: the results of firmware_burn over ``plan_["burns"]`` (their ``activation``); a card that waits from an
+    earlier run (burnt, not activated) counts as a firmware reset's, the weakest activation the tools name.
+    """
+    waiting = plan_.get("waiting") or []
+    actions = ["fw_reset"] + [_ACTIONS.get(str(result.get("activation")), "reboot") for result in burns or []
+                              if isinstance(result, dict) and result.get("pending")]
+    action = max(actions, key=_STRENGTH.index)
+    return {
+        "state": "present" if waiting else "absent",
+        "action": action,
+        "reason": "; ".join("%s (%s) has firmware %s on its flash and runs %s" % (
+            card["card"], card.get("model"), card["wanted"] if card["action"] == BURN else card.get("flash"), card.get("running"))
+            for card in waiting),
+        "devices": [card["device"] for card in waiting],
+        "versions": dict((card["device"], card["wanted"] if card["action"] == BURN else card.get("flash")) for card in waiting),
+    }
+
+
+def cards_from(hca, devices=None):
+    """The role's view of each card: the cards of hca_info's ``hcas`` (model, functions) joined with firmware_info's
+    ``devices`` (versions and PSID on the flash), by the card's PCI address. Without ``devices`` (the run's preflight,
+    before the firmware tools may be installed), sysfs's running version and PSID stand for the flash's."""
+    firsts = {}
+    for entry in sorted((hca or {}).get("hcas") or [], key=lambda e: str(e.get("pci_address"))):
+        if entry.get("is_vf") or not entry.get("card_address") or not entry.get("model"):
+            continue
+        firsts.setdefault(entry["card_address"].lower(), entry)
+    if devices is None:
+        return [{
+            "card": card, "device": str(entry.get("pci_address")).lower(), "model": entry["model"], "psid": entry.get("psid"),
+            "running": entry.get("firmware_version"), "flash": entry.get("firmware_version"), "error": None,
+        } for card, entry in sorted(firsts.items())]
+    cards = []
+    for device in devices:
+        address = str(device.get("pci_address") or device.get("device") or "").lower()
+        card = pci.card(address) or address
+        cards.append({
+            "card": card, "device": address, "model": firsts.get(card, {}).get("model"),
+            # sysfs's PSID (board_id) where the query failed, so that the card's rule still names it
+            "psid": device.get("psid") or firsts.get(card, {}).get("psid"), "running": device.get("running_version"), "flash": device.get("flash_version"),
+            "error": device.get("error"),
+        })
+    return cards
+
+
+def check(hca, rules):
+    """The report's firmware check of one host: per RDMA device of a physical function, ``{device, version, psid,
+    wanted, at_least, rule, ok}`` (``wanted`` None where no rule names the card), from sysfs (hca_info: the running
+    version and the PSID)."""
+    rows = []
+    if rule_problems(rules):
+        return rows
+    for entry in (hca or {}).get("hcas") or []:
+        if entry.get("is_vf") or not entry.get("rdma_device"):
+            continue
+        index, rule = select(rules, entry.get("psid"), entry.get("model"))
+        rows.append({
+            "device": entry["rdma_device"], "pci_address": entry.get("pci_address"), "model": entry.get("model"),
+            "version": entry.get("firmware_version"), "psid": entry.get("psid"),
+            "rule": index, "wanted": str(rule["version"]).strip() if rule else None,
+            "at_least": bool(rule.get("at_least", False)) if rule else False,
+            "ok": True if rule is None else satisfies(entry.get("firmware_version"), rule),
+        })
+    return rows
