@@ -41,6 +41,13 @@ options:
       - Mutually exclusive with O(device). Without both, every NVIDIA/Mellanox adapter card found in sysfs is queried.
     type: list
     elements: str
+  images:
+    description:
+      - Firmware image files on the node to read (C(flint -i <image> q), one query per file), so that each card lists the images it
+        could take: those with its PSID (RV(devices[].images)). RV(images) has what each file holds.
+    type: list
+    elements: path
+    default: []
   full:
     description:
       - Run the full query (C(q full)), which adds the part number and the card's description to the result.
@@ -59,6 +66,13 @@ EXAMPLES = r"""
 - name: Cards where a burnt firmware waits for a reboot or a firmware reset
   ansible.builtin.debug:
     msg: "{{ __fw.devices | selectattr('pending') | map(attribute='pci_address') | list }}"
+
+- name: The images in the node's cache that each card could take (those with its PSID)
+  fabric.infiniband.firmware_info:
+    images:
+      - /var/lib/fabric-infiniband/firmware/fw-ConnectX6-rel-20_40_1000-MCX653106A-HDA_Ax.bin
+      - /var/lib/fabric-infiniband/firmware/fw-ConnectX7-rel-28_39_1002-MCX75310AAS-NEA_Ax.bin
+  register: __fw_images
 
 - name: One card, with its part number and description, through mstflint
   fabric.infiniband.firmware_info:
@@ -133,10 +147,24 @@ devices:
       type: list
       elements: str
       sample: ["secure-fw"]
+    images:
+      description:
+        - The files of O(images) the card could take, those with its PSID, newest version first, each with its C(path) and
+          C(version); V(true) in C(newer) when that version is newer than the one on the card's flash.
+      type: list
+      elements: dict
+      sample: [{"path": "/var/lib/fabric-infiniband/firmware/fw-ConnectX6-rel-20_40_1000.bin", "version": "20.40.1000", "newer": true}]
     error:
       description: Only when every card is queried, the reason one card could not be queried; its versions are V(null).
       type: str
       returned: on failure of one card
+images:
+  description: What each file of O(images) holds, in the order given; C(error) says why a file could not be read.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"path": "/var/lib/fabric-infiniband/firmware/fw-ConnectX6-rel-20_40_1000.bin", "version": "20.40.1000",
+            "psid": "MT_0000000223", "image_type": "FS4", "error": null}]
 tool:
   description: The tool that ran.
   returned: always
@@ -155,6 +183,8 @@ cmds:
   elements: list
   sample: [["/usr/bin/mstflint", "-d", "0000:3b:00.0", "q"]]
 """
+
+import os
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -175,6 +205,7 @@ def argument_spec():
     spec.update(
         device=dict(type="str"),
         devices=dict(type="list", elements="str"),
+        images=dict(type="list", elements="path", default=[]),
         full=dict(type="bool", default=False),
     )
     return spec
@@ -206,7 +237,7 @@ class FirmwareInfo(ToolModule):
         self.module = module
         self.tree = sysfs.Sysfs(module.params["sysfs_root"])
         self.device = module.params["device"]
-        self.result = dict(changed=False, devices=[], tool=None, cmd=[], cmds=[])
+        self.result = dict(changed=False, devices=[], images=[], tool=None, cmd=[], cmds=[])
         self.runner = None
 
     def query(self, target):
@@ -219,7 +250,34 @@ class FirmwareInfo(ToolModule):
             return res, parsed, why
         return res, parsed, None
 
+    def read_images(self):
+        """What each file of ``images`` holds, one query per file."""
+        for path in self.module.params["images"]:
+            entry = {"path": path, "version": None, "psid": None, "image_type": None, "error": None}
+            if not os.path.isfile(path):
+                entry["error"] = "not a file on the node"
+            else:
+                res = self.run(flint.image_query_args(path))
+                img = flint.parse_query(res.stdout, res.stderr)
+                if res.rc != 0 or img["errors"] or not flint.version_tuple(img["flash_version"] or "") or not img["psid"]:
+                    entry["error"] = "; ".join(img["errors"]) or "no firmware version or PSID in the output"
+                else:
+                    entry.update(version=img["flash_version"], psid=img["psid"], image_type=img["image_type"])
+            self.result["images"].append(entry)
+        for device in self.result["devices"]:
+            psid = str(device.get("psid") or "").upper()
+            fits = [i for i in self.result["images"] if i["psid"] and psid and i["psid"].upper() == psid]
+            fits.sort(key=lambda i: flint.version_tuple(i["version"]), reverse=True)
+            device["images"] = [{"path": i["path"], "version": i["version"],
+                                 "newer": bool(device.get("flash_version")) and flint.compare_versions(i["version"], device["flash_version"]) > 0}
+                                for i in fits]
+        return self.result
+
     def gather(self):
+        self.cards()
+        return self.read_images()
+
+    def cards(self):
         problem = mlxcfg.device_problem(self.device) if self.device is not None else None
         if problem:
             self.fail(problem)

@@ -133,6 +133,7 @@ def test_info_argument_spec():
         "tool": {"type": "str", "default": "auto", "choices": ["auto", "flint", "mstflint"]},
         "device": {"type": "str"},
         "devices": {"type": "list", "elements": "str"},
+        "images": {"type": "list", "elements": "path", "default": []},
         "full": {"type": "bool", "default": False},
     }
 
@@ -294,3 +295,21 @@ def test_check_mode_before_the_image_is_copied_takes_the_entry(mocker, capsys, m
                              check_mode=True, diff=True)
     assert result["changed"] is True and len(ran) == 1
     assert result["diff"]["before"]["version"] == "20.39.1002" and result["diff"]["after"]["version"] == "20.40.1000"
+
+
+def test_info_lists_the_images_each_card_could_take(mocker, capsys, make_sysfs, tmp_path):
+    cx6_new, cx6_old, cx5 = (str(tmp_path / name) for name in ("cx6-new.bin", "cx6-old.bin", "cx5.bin"))
+    for path in (cx6_new, cx6_old, cx5):
+        with open(path, "w") as handle:
+            handle.write("binary")
+    missing = str(tmp_path / "missing.bin")
+    params = {"sysfs_root": make_sysfs(SYSFS), "devices": [DEV], "images": [cx6_old, cx5, cx6_new, missing]}
+    calls = [query("20.40.1000"), image_query(cx6_old, version="20.39.1002"),
+             image_query(cx5, version="16.35.4030", psid="MT_0000000008"), image_query(cx6_new, version="20.41.1000")]
+    result, ran = run_module(mocker, capsys, firmware_info.main, params, MSTFLINT, calls)
+    assert len(ran) == 4 and result["changed"] is False
+    assert [(i["version"], i["psid"], i["error"]) for i in result["images"]] == [
+        ("20.39.1002", "MT_0000000223", None), ("16.35.4030", "MT_0000000008", None), ("20.41.1000", "MT_0000000223", None),
+        (None, None, "not a file on the node")]
+    assert result["devices"][0]["images"] == [{"path": cx6_new, "version": "20.41.1000", "newer": True},
+                                              {"path": cx6_old, "version": "20.39.1002", "newer": False}]
