@@ -44,7 +44,7 @@ options:
   images:
     description:
       - Firmware image files on the node to read (C(flint -i <image> q), one query per file), so that each card lists the images it
-        could take: those with its PSID (RV(devices[].images)). RV(images) has what each file holds.
+        could take, those with its PSID (RV(devices[].images)). RV(images) has what each file holds.
     type: list
     elements: path
     default: []
