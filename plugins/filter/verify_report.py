@@ -91,13 +91,7 @@ def _rows(report):
 def render_text(report):
     titles = ["host"] + [c["title"] for c in report["categories"]] + ["result"]
     rows = [[host] + [text for text, _status in cells] + [result] for host, cells, result, _status in _rows(report)]
-    widths = [max(len(str(row[i])) for row in [titles] + rows) for i in range(len(titles))]
-
-    def line(values):
-        return "  ".join(str(v).ljust(w) for v, w in zip(values, widths)).rstrip()
-
-    out = [line(titles), line(["-" * w for w in widths])] + [line(row) for row in rows]
-    out += ["", report["summary"]]
+    out = _table(titles, rows) + ["", report["summary"]]
     fabric = report.get("fabric") or {}
     if fabric.get("error"):
         out.append("topology: %s" % fabric["error"])
@@ -174,10 +168,7 @@ def _traffic_text(rows):
     """The traffic table: one row per run (pair and rail), with its figures and thresholds."""
     if not rows:
         return ["Traffic: no pair to run"]
-    table = [_TRAFFIC_TITLES] + [_traffic_cells(row) for row in rows]
-    widths = [max(len(str(r[i])) for r in table) for i in range(len(_TRAFFIC_TITLES))]
-    lines = ["  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip() for r in table]
-    return ["Traffic (ib_write_bw, ib_read_lat):", lines[0], "  ".join("-" * w for w in widths)] + lines[1:]
+    return ["Traffic (ib_write_bw, ib_read_lat):"] + _table(_TRAFFIC_TITLES, [_traffic_cells(row) for row in rows])
 
 
 def _traffic_html(rows):
