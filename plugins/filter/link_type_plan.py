@@ -84,16 +84,12 @@ _value:
       type: bool
 """
 
-import difflib
-
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.fabric.infiniband.plugins.module_utils import pci
-from ansible_collections.fabric.infiniband.plugins.module_utils.sysfs import ETHERNET_ONLY_MODELS, PCI_MODELS
+from ansible_collections.fabric.infiniband.plugins.module_utils.sysfs import ETHERNET_ONLY_MODELS, model_problem
 
 LINK_TYPES = ("ib", "eth")
-# the models a selector may name: every NVIDIA/Mellanox physical function hca_info knows
-MODELS = sorted(set(model for model, is_vf in PCI_MODELS.values() if not is_vf))
 
 
 def _card_of(address, where):
@@ -101,15 +97,6 @@ def _card_of(address, where):
         return pci.parse(pci.require(address, where, "optional"), "optional").card
     except pci.PciAddressError as exc:
         raise AnsibleFilterError(str(exc)) from None
-
-
-def _model_problem(model, where):
-    """Why a model selector names no model there is, or None."""
-    if not isinstance(model, str) or model.strip().lower() not in [known.lower() for known in MODELS]:
-        close = difflib.get_close_matches(str(model), MODELS, n=1, cutoff=0.6)
-        return "%s.model %r is no model this collection knows%s; known: %s" % (
-            where, model, " (did you mean %s?)" % close[0] if close else "", ", ".join(MODELS))
-    return None
 
 
 def _cards(hca):
@@ -144,8 +131,8 @@ def _validate(default, adapters):
             raise AnsibleFilterError("%s needs exactly one of pci_address or model" % where)
         if "pci_address" in item:
             _card_of(item["pci_address"], where + ".pci_address")
-        elif _model_problem(item["model"], where):
-            raise AnsibleFilterError(_model_problem(item["model"], where))
+        elif model_problem(item["model"], where):
+            raise AnsibleFilterError(model_problem(item["model"], where))
         ports = item.get("ports")
         if not isinstance(ports, list) or not ports or any(str(port).lower() not in LINK_TYPES for port in ports):
             raise AnsibleFilterError("%s.ports must be a non-empty list of ib or eth (port 1, port 2), got %r" % (where, ports))

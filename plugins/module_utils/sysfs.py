@@ -15,6 +15,7 @@ the caller can tell EBUSY from ERANGE.
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import os
 import re
@@ -57,6 +58,17 @@ PCI_MODELS = {
 # Models whose ports are Ethernet only: their firmware has no LINK_TYPE_Pn (link_type leaves them to
 # the firmware tool's answer; verify does not expect InfiniBand of them).
 ETHERNET_ONLY_MODELS = frozenset(("ConnectX-4 Lx", "ConnectX-6 Lx", "ConnectX-6 Dx"))
+# The models an inventory selector may name (link_type_adapters, firmware_versions): every physical function hca_info knows.
+PF_MODELS = tuple(sorted(set(model for model, is_vf in PCI_MODELS.values() if not is_vf)))
+
+
+def model_problem(model, where):
+    """Why the selector ``<where>.model`` names no model hca_info knows (with the closest name), or None."""
+    if isinstance(model, str) and model.strip().lower() in [known.lower() for known in PF_MODELS]:
+        return None
+    close = difflib.get_close_matches(str(model), PF_MODELS, n=1, cutoff=0.6)
+    return "%s.model %r is no model this collection knows%s; known: %s" % (
+        where, model, " (did you mean %s?)" % close[0] if close else "", ", ".join(PF_MODELS))
 
 LOCKDOWN_MODES = ("none", "integrity", "confidentiality")
 

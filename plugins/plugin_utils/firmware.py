@@ -15,19 +15,16 @@ flint's version and PSID formats.
 
 from __future__ import annotations
 
-import difflib
 import re
 
 from ansible_collections.fabric.infiniband.plugins.module_utils import flint
 from ansible_collections.fabric.infiniband.plugins.module_utils import pci
-from ansible_collections.fabric.infiniband.plugins.module_utils.sysfs import PCI_MODELS
+from ansible_collections.fabric.infiniband.plugins.module_utils.sysfs import model_problem
 
 VERSIONS = "firmware_versions"
 IMAGES = "firmware_images"
 RULE_KEYS = ("psid", "model", "version", "at_least")
 IMAGE_KEYS = ("file", "psid", "version", "sha256")
-# the models a rule may name: every NVIDIA/Mellanox physical function hca_info knows
-MODELS = sorted(set(model for model, is_vf in PCI_MODELS.values() if not is_vf))
 _SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
 
 OK, BURN, WAITS, UNMATCHED = "ok", "burn", "waits", "unmatched"
@@ -37,55 +34,47 @@ def _psid(value):
     return str(value or "").strip().upper()
 
 
+def _entries(items, name, keys, what):
+    """``(problems, [(index, where, entry)])``: the list checks both lists share (a list of mappings, no unknown key),
+    and the mappings to check further."""
+    if not isinstance(items, list):
+        return ["%s must be a list of entries with %s; got %s" % (name, what, type(items).__name__)], []
+    problems, entries = [], []
+    for index, entry in enumerate(items):
+        where = "%s[%d]" % (name, index)
+        if not isinstance(entry, dict):
+            problems.append("%s must be a mapping with %s" % (where, what))
+            continue
+        unknown = sorted(set(entry) - set(keys))
+        if unknown:
+            problems.append("%s has unknown keys %s; accepted: %s" % (where, ", ".join(unknown), ", ".join(keys)))
+        entries.append((index, where, entry))
+    return problems, entries
+
+
 def rule_problems(rules, name=VERSIONS):
     """Why ``rules`` (the list of ``firmware_versions``) is not valid: a list of sentences naming the entry."""
-    if not isinstance(rules, list):
-        return ["%s must be a list of entries with psid or model, and version; got %s" % (name, type(rules).__name__)]
-    problems = []
-    for index, rule in enumerate(rules):
-        where = "%s[%d]" % (name, index)
-        if not isinstance(rule, dict):
-            problems.append("%s must be a mapping with psid or model, and version" % where)
-            continue
-        unknown = sorted(set(rule) - set(RULE_KEYS))
-        if unknown:
-            problems.append("%s has unknown keys %s; accepted: %s" % (where, ", ".join(unknown), ", ".join(RULE_KEYS)))
+    problems, entries = _entries(rules, name, RULE_KEYS, "psid or model, and version")
+    for _index, where, rule in entries:
         if ("psid" in rule) == ("model" in rule):
             problems.append("%s needs exactly one of psid or model" % where)
-        elif "psid" in rule:
-            problem = flint.psid_problem(rule["psid"], where + ".psid")
-            if problem:
-                problems.append(problem)
-        elif not isinstance(rule["model"], str) or rule["model"].strip().lower() not in [m.lower() for m in MODELS]:
-            close = difflib.get_close_matches(str(rule["model"]), MODELS, n=1, cutoff=0.6)
-            problems.append("%s.model %r is no model this collection knows%s; known: %s" % (
-                where, rule["model"], " (did you mean %s?)" % close[0] if close else "", ", ".join(MODELS)))
+        else:
+            problems.append(flint.psid_problem(rule["psid"], where + ".psid") if "psid" in rule else model_problem(rule["model"], where))
         if "version" not in rule:
             problems.append("%s needs a version, for example \"20.40.1000\"" % where)
         else:
-            problem = flint.version_problem(rule["version"], where + ".version")
-            if problem:
-                problems.append(problem)
+            problems.append(flint.version_problem(rule["version"], where + ".version"))
         if not isinstance(rule.get("at_least", False), bool):
             problems.append("%s.at_least must be true or false, got %r" % (where, rule["at_least"]))
-    return problems
+    return [problem for problem in problems if problem]
 
 
 def image_problems(images, name=IMAGES):
     """Why ``images`` (the list of ``firmware_images``) is not valid: a list of sentences naming the entry."""
-    if not isinstance(images, list):
-        return ["%s must be a list of entries with file, psid, version and sha256; got %s" % (name, type(images).__name__)]
-    problems = []
+    problems, entries = _entries(images, name, IMAGE_KEYS, "file, psid, version and sha256")
     seen = {}
-    for index, image in enumerate(images):
-        where = "%s[%d]" % (name, index)
-        if not isinstance(image, dict):
-            problems.append("%s must be a mapping with file, psid, version and sha256" % where)
-            continue
-        unknown = sorted(set(image) - set(IMAGE_KEYS))
+    for index, where, image in entries:
         missing = [key for key in IMAGE_KEYS if key not in image]
-        if unknown:
-            problems.append("%s has unknown keys %s; accepted: %s" % (where, ", ".join(unknown), ", ".join(IMAGE_KEYS)))
         if missing:
             problems.append("%s lacks %s; every image needs %s" % (where, ", ".join(missing), ", ".join(IMAGE_KEYS)))
             continue
@@ -93,9 +82,7 @@ def image_problems(images, name=IMAGES):
         if not isinstance(file_name, str) or not file_name.strip() or "/" in file_name or file_name in (".", ".."):
             problems.append("%s.file %r must be a file name (no directory): the images are looked up in firmware_image_dir "
                             "or under firmware_image_url" % (where, file_name))
-        for problem in (flint.psid_problem(image["psid"], where + ".psid"), flint.version_problem(image["version"], where + ".version")):
-            if problem:
-                problems.append(problem)
+        problems += [flint.psid_problem(image["psid"], where + ".psid"), flint.version_problem(image["version"], where + ".version")]
         if not isinstance(image["sha256"], str) or not _SHA256.match(image["sha256"].strip()):
             problems.append("%s.sha256 %r is not a SHA-256 checksum: give the 64 hexadecimal digits sha256sum prints" % (
                 where, image["sha256"]))
@@ -104,7 +91,7 @@ def image_problems(images, name=IMAGES):
             problems.append("%s gives PSID %s version %s again (as %s[%d]): one image per PSID and version" % (
                 where, key[0], key[1], name, seen[key]))
         seen.setdefault(key, index)
-    return problems
+    return [problem for problem in problems if problem]
 
 
 def select(rules, psid, model):
