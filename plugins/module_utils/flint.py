@@ -236,6 +236,13 @@ def parse_query(stdout, stderr=""):
     return out
 
 
+def image_error(rc, parsed):
+    """Why an image query (``-i <image> q``, parsed with parse_query) did not read an image, or None."""
+    if rc != 0 or parsed["errors"] or not version_tuple(parsed["flash_version"] or "") or not parsed["psid"]:
+        return "; ".join(parsed["errors"]) or "no firmware version or PSID in the output"
+    return None
+
+
 def parse_burn(stdout, stderr=""):
     """A burn's output -> ``{current_version, new_version, errors, warnings, infos, done, activation,
     activation_message, skipped}``.

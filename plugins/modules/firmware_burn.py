@@ -249,8 +249,8 @@ class FirmwareBurn(ToolModule):
             self.fail("image: %s is not a file on the node: copy the firmware image there first" % self.image)
         res = self.run(flint.image_query_args(self.image))
         img = flint.parse_query(res.stdout, res.stderr)
-        if res.rc != 0 or img["errors"] or not flint.version_tuple(img["flash_version"] or "") or not img["psid"]:
-            said = "; ".join(img["errors"]) or "no firmware version or PSID in the output"
+        said = flint.image_error(res.rc, img)
+        if said:
             self.fail("image: %s cannot read %s as a firmware image (%s)" % (self.result["tool"], self.image, said), res)
         for option, wanted, found in (("image_version", version, img["flash_version"]), ("image_psid", psid, img["psid"])):
             if wanted and str(wanted).strip().upper() != str(found).strip().upper():

@@ -259,9 +259,8 @@ class FirmwareInfo(ToolModule):
             else:
                 res = self.run(flint.image_query_args(path))
                 img = flint.parse_query(res.stdout, res.stderr)
-                if res.rc != 0 or img["errors"] or not flint.version_tuple(img["flash_version"] or "") or not img["psid"]:
-                    entry["error"] = "; ".join(img["errors"]) or "no firmware version or PSID in the output"
-                else:
+                entry["error"] = flint.image_error(res.rc, img)
+                if not entry["error"]:
                     entry.update(version=img["flash_version"], psid=img["psid"], image_type=img["image_type"])
             self.result["images"].append(entry)
         for device in self.result["devices"]:
