@@ -70,6 +70,7 @@ def model_problem(model, where):
     return "%s.model %r is no model this collection knows%s; known: %s" % (
         where, model, " (did you mean %s?)" % close[0] if close else "", ", ".join(PF_MODELS))
 
+
 LOCKDOWN_MODES = ("none", "integrity", "confidentiality")
 
 _STATE_RE = re.compile(r"^(?:(\d+)\s*:)?\s*(.*?)$")
