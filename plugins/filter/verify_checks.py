@@ -123,7 +123,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.fabric.infiniband.plugins.filter.link_type_plan import link_type_plan
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.link_type import plan as link_type_plan
 from ansible_collections.fabric.infiniband.plugins.filter.sriov_plan import sriov_plan
 from ansible_collections.fabric.infiniband.plugins.module_utils import ibnetdiscover
 from ansible_collections.fabric.infiniband.plugins.module_utils import opensm

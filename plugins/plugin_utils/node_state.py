@@ -61,6 +61,14 @@ def is_current(fact, stale=False, run=None):
     return stamp == (run if run is not None else run_id())
 
 
+def may_hold(fact, name, stale=False, run=None):
+    """Whether the node's pending record (the fact infiniband_pending) may hold the entry ``name``: unknown (True)
+    unless this run has a current reading of it."""
+    if not is_current(fact, stale, run):
+        return True
+    return name in (fact.get("entries") or {})
+
+
 def reading(hca):
     """The identity of one reading of the adapters (the fact infiniband_hca): the boot and the time it was
     read. A fact derived from one reading (infiniband_firmware) is valid only with that reading."""

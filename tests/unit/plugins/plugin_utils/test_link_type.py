@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.fabric.infiniband.plugins.filter.link_type_plan import link_type_plan
-from ansible_collections.fabric.infiniband.plugins.filter.link_type_status import link_type_status
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.link_type import plan as link_type_plan
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.link_type import status as link_type_status
 
 
 def _fn(pci, model, is_vf=False):
@@ -142,14 +142,11 @@ def test_status_judges_only_the_link_types_of_a_set_that_carried_other_parameter
     assert status["reason"] == "0000:3b:00.0: LINK_TYPE_P1=IB at the next boot"
 
 
-def test_ethernet_only_cards_are_not_queried_unless_named_or_written_with_other_params():
+def test_ethernet_only_cards_are_not_queried_unless_named():
     hca = {"hcas": [_fn("0000:01:00.0", "ConnectX-4 Lx"), _fn("0000:01:00.1", "ConnectX-4 Lx"),
                     _fn("0000:02:00.0", "ConnectX-6 Dx"), _fn("0000:c1:00.0", "ConnectX-7")]}
     plan = link_type_plan(hca, "ib")
     assert [(p["device"], p["query"]) for p in plan] == [("0000:01:00.0", False), ("0000:02:00.0", False), ("0000:c1:00.0", True)]
-    # another role's parameters for the card: it is queried (and written) as before
-    plan = link_type_plan(hca, "ib", [], {"0000:02:00.0": {"SRIOV_EN": "True"}})
-    assert [(p["device"], p["query"]) for p in plan] == [("0000:01:00.0", False), ("0000:02:00.0", True), ("0000:c1:00.0", True)]
     # named by the inventory: the firmware tool says whether it has link types
     plan = link_type_plan(hca, "ib", [{"model": "ConnectX-4 Lx", "ports": ["eth", "eth"]}])
     assert [(p["device"], p["query"]) for p in plan][0] == ("0000:01:00.0", True)

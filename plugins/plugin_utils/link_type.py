@@ -1,93 +1,27 @@
+# -*- coding: utf-8 -*-
 # Copyright (c) 2026, fabric.infiniband developers
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+"""The link_type role's decisions (controller side), for its action (plugins/action/link_type.py) and the verify role.
+
+- :func:`plan`: the link type of every port of every card of a host, from the fact infiniband_hca and the role's settings
+  (``link_type_default``, ``link_type_adapters``): one entry per card (a card is the PCI functions that share a bus and
+  slot), with the ``LINK_TYPE_Pn`` parameters to set through its first function. A ``pci_address`` or ``model`` that
+  matches no card of the host is refused (a selector that selects nothing would let the default apply to the card
+  meant). A card of an Ethernet-only model that gets the default has ``query: false``: its firmware is not asked.
+- :func:`status`: the mlxconfig results of the plan's cards, judged against the ports' link layers: which cards run
+  their link types, which wait for a reboot (or a power cycle), which have no link type, and where the firmware and
+  the driver disagree.
+"""
+
 from __future__ import annotations
-
-DOCUMENTATION = r"""
-name: link_type_plan
-short_description: Decide the firmware link type of every port of every adapter of a host
-version_added: 0.1.0
-author: fabric.infiniband developers (@fabric-infiniband)
-description:
-  - Takes the result of M(fabric.infiniband.hca_info) and returns one entry per card (a card is the PCI functions that share
-    a bus and slot, one function per port) with the C(LINK_TYPE_Pn) firmware parameters to set through its first function.
-  - An adapter named in O(adapters) by PCI address (any function of the card, with or without the domain) or by model gets the
-    link types listed there; every other card gets O(default) on all its ports, or is left out when O(default) is V(null).
-  - VFs, functions without an NVIDIA/Mellanox model and, unless named explicitly, BlueField cards are left out.
-  - A card of a model whose silicon is Ethernet-only (ConnectX-4 Lx, ConnectX-6 Lx, ConnectX-6 Dx) that gets O(default) has no
-    link type to set, so its entry has RV(_value[].query=false), unless O(other_params) has parameters for it, so that the role does
-    not ask its firmware (a real query takes seconds). For every other card, whether it has link type parameters is for the
-    firmware tool to say.
-options:
-  _input:
-    description: The registered result of M(fabric.infiniband.hca_info).
-    type: dict
-    required: true
-  default:
-    description: Link type of every port of a card that O(adapters) does not name; V(ib), V(eth) or V(null).
-    type: str
-  adapters:
-    description:
-      - Per-card link types, each with exactly one of C(pci_address) or C(model), and C(ports), a list of V(ib)/V(eth) for port 1, 2.
-      - A C(pci_address) is written as in M(fabric.infiniband.mlxconfig) (V(0000:3b:00.0), V(3b:00.0), V(10000:3b:00.0) behind
-        Intel VMD; the function may be left out). A number (YAML's reading of an unquoted V(86:00.0)) is refused with the advice to quote it.
-      - A C(pci_address) or C(model) that matches no card of the host is an error (a selector that selects nothing would let
-        O(default) apply to the card meant); so is a C(model) that is no NVIDIA/Mellanox model, with the closest name.
-    type: list
-    elements: dict
-    default: []
-  other_params:
-    description:
-      - Other roles' firmware parameters per card (by the PCI address of its first function), written in the same set as the link
-        types; a card listed here is always queried.
-    type: dict
-    default: {}
-"""
-
-EXAMPLES = r"""
-- name: Plan the link types
-  ansible.builtin.set_fact:
-    __plan: "{{ __hca | fabric.infiniband.link_type_plan('ib', [{'pci_address': '3b:00.0', 'ports': ['ib', 'eth']}]) }}"
-"""
-
-RETURN = r"""
-_value:
-  description: One entry per card.
-  type: list
-  elements: dict
-  contains:
-    card:
-      description: PCI address of the card without the function.
-      type: str
-    device:
-      description: The first function's PCI address, through which the card's firmware is configured.
-      type: str
-    model:
-      description: Model name from M(fabric.infiniband.hca_info).
-      type: str
-    ports:
-      description: Number of ports (PCI functions) of the card.
-      type: int
-    link_types:
-      description: Desired link type per port, V(IB) or V(ETH).
-      type: list
-      elements: str
-    params:
-      description: "The firmware parameters, for example C({LINK_TYPE_P1: IB, LINK_TYPE_P2: ETH})."
-      type: dict
-    source:
-      description: V(default), or C(link_type_adapters[N]) for the entry that chose the link types.
-      type: str
-    query:
-      description: Whether the role asks the card's firmware (V(false) for an Ethernet-only card that gets O(default) and nothing else).
-      type: bool
-"""
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.fabric.infiniband.plugins.module_utils import pci
 from ansible_collections.fabric.infiniband.plugins.module_utils.sysfs import ETHERNET_ONLY_MODELS, model_problem
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.node_state import may_hold  # noqa: F401 - for the action
 
 LINK_TYPES = ("ib", "eth")
 
@@ -138,9 +72,8 @@ def _validate(default, adapters):
             raise AnsibleFilterError("%s.ports must be a non-empty list of ib or eth (port 1, port 2), got %r" % (where, ports))
 
 
-def link_type_plan(hca, default="ib", adapters=None, other_params=None):
+def plan(hca, default="ib", adapters=None):
     adapters = adapters or []
-    other_params = other_params or {}
     if not isinstance(hca, dict) or "hcas" not in hca:
         raise AnsibleFilterError("link_type_plan expects the registered result of fabric.infiniband.hca_info")
     _validate(default, adapters)
@@ -180,11 +113,49 @@ def link_type_plan(hca, default="ib", adapters=None, other_params=None):
             "card": card, "device": info["functions"][0], "model": info["model"], "ports": len(info["functions"]),
             "link_types": link_types, "source": source,
             "params": dict(("LINK_TYPE_P%d" % (port + 1), value) for port, value in enumerate(link_types)),
-            "query": not (source == "default" and info["model"] in ETHERNET_ONLY_MODELS and info["functions"][0] not in other_params),
+            "query": not (source == "default" and info["model"] in ETHERNET_ONLY_MODELS),
         })
     return plan
 
 
-class FilterModule:
-    def filters(self):
-        return {"link_type_plan": link_type_plan}
+_LINK_LAYER = {"IB": "InfiniBand", "ETH": "Ethernet"}
+
+
+def status(results, hca):
+    """Judge a loop of mlxconfig over a link_type_plan against what hca_info saw."""
+    ports = {}
+    for entry in hca.get("hcas") or []:
+        if entry.get("pci_address") and entry.get("ports"):
+            ports[entry["pci_address"].lower()] = entry["ports"][0].get("link_layer")
+    status = {"live": [], "pending": [], "unsupported": [], "power_cycle": False, "mismatches": [], "reason": ""}
+    reasons = []
+    for result in results:
+        item = result.get("item") or {}
+        # Only the link types count.
+        params = dict((name, info) for name, info in (result.get("params") or {}).items()
+                      if str(name).upper().startswith("LINK_TYPE"))
+        actions = dict((name, info.get("action")) for name, info in params.items())
+        if actions and all(action == "unsupported" for action in actions.values()):
+            status["unsupported"].append("%s (%s)" % (item.get("device"), item.get("model")))
+            continue
+        waits = any(info.get("reboot_required", result.get("reboot_required")) for info in params.values()) \
+            if params else result.get("reboot_required")
+        if waits:
+            status["pending"].append(item.get("device"))
+            status["power_cycle"] = status["power_cycle"] or bool(result.get("power_cycle_required"))
+            waiting = [name for name, info in sorted(params.items()) if info.get("action") in ("write", "pending_reboot")]
+            reasons.append("%s: %s at the next boot" % (item.get("device"), ", ".join(
+                "%s=%s" % (name, item.get("params", {}).get(name)) for name in waiting)))
+            continue
+        status["live"].append(item.get("device"))
+        functions = sorted(address for address in ports if address.startswith(str(item.get("card", "")).lower() + "."))
+        for index, link_type in enumerate(item.get("link_types") or []):
+            if index >= len(functions):
+                break
+            seen = ports[functions[index]]
+            if seen != _LINK_LAYER.get(link_type):
+                status["mismatches"].append(
+                    "%s port %d: the firmware runs LINK_TYPE_P%d=%s, but the port's link layer in sysfs is %s" % (
+                        functions[index], index + 1, index + 1, link_type, seen))
+    status["reason"] = "; ".join(reasons)
+    return status

@@ -1,0 +1,241 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""One controller step per role: the base of the roles' action plugins (``plugins/action/<role>.py``).
+
+A role's work on the controller (its unknown and refused settings, whether a node fact is current for this run,
+the plan, the facts it publishes) and the modules it runs on the node happen in one task, as ansible.builtin
+``template`` renders and then calls ``copy``. Every task costs a worker fork and templating per host, skipped or
+not; one task per role keeps a no-op near one module run per node.
+
+A role's action is a subclass of :class:`RoleAction` that names its role (``ROLE``) and implements
+:meth:`RoleAction.step`. Inside it:
+
+- ``self.settings`` holds the role's options as the task sees them (templated; role defaults included), after the
+  unknown-settings check of ``preflight_vars`` for the role;
+- :meth:`RoleAction.fact` reads a node fact as this step sees it (the host's, updated by the modules the step ran);
+- :meth:`RoleAction.current` says whether a fact may decide a change in this run (``node_state.is_current``);
+- :meth:`RoleAction.hca` returns the fact ``infiniband_hca``, reading the node (``hca_info``) only when it is not
+  current;
+- :meth:`RoleAction.module` runs one module of the collection on the node, in the task's check and diff mode, and
+  gathers its ``changed``, ``diff`` and facts into the task's result; a failure stops the step with the module's
+  message, prefixed with what the step was doing;
+- :meth:`RoleAction.refuse` stops the step with the problems found (a message that names the user's variables).
+
+The task's option ``preflight: true`` asks for the checks alone: the step reads (never writes) and refuses what it
+would refuse, so that ``playbooks/preflight.yml`` runs every role's own checks through the same code before any
+change on any node. Where a role's check goes: its ``check()`` (pure, unit-tested) in ``plugin_utils/<role>.py``,
+called from its action's ``step``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.fabric.infiniband.plugins.action import preflight_vars
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state
+
+COLLECTION = "fabric.infiniband"
+
+
+class StepFailed(Exception):
+    """Stops a role's step; its message goes to the user as the task's ``msg``."""
+
+
+def _diffs(value):
+    if not value:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _truthy(value):
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in ("1", "true", "yes", "on", "y")
+
+
+class RoleAction(ActionBase):
+    """Base of a role's action plugin: one task does a role's controller work and runs its modules."""
+
+    ROLE = None
+    # Options of the action besides the role's settings (which it reads from the task's variables).
+    OPTIONS = ("preflight",)
+    TRANSFERS_FILES = False
+
+    @property
+    def _VALID_ARGS(self):  # noqa: N802 - ActionBase's name
+        return frozenset(self.OPTIONS)
+
+    # --- the step, for a subclass --------------------------------------------------------------------------------
+
+    def step(self):
+        """The role's work; raise :class:`StepFailed` to stop with a message."""
+        raise NotImplementedError
+
+    # --- helpers -------------------------------------------------------------------------------------------------
+
+    @property
+    def preflight(self):
+        """True when the task asks for the checks alone (nothing is written, modules run in check mode)."""
+        return _truthy(self._task.args.get("preflight", False))
+
+    @property
+    def host(self):
+        return self._vars.get("inventory_hostname")
+
+    def arg(self, name, default=None):
+        """An option of the task (templated by Ansible), ``default`` when not given."""
+        value = self._task.args.get(name)
+        return default if value is None else value
+
+    def var(self, name, default=None):
+        """A variable of the task (a role default, the inventory's value, another role's fact), templated."""
+        if name not in self._vars:
+            return default
+        return self._templar.template(self._vars[name])
+
+    def hostvar(self, host, name, default=None):
+        """A variable of another host as this host's task sees it (hostvars), templated; ``default`` when unknown."""
+        hostvars = self._vars.get("hostvars") or {}
+        if host not in hostvars:
+            return default
+        try:
+            values = hostvars[host]
+            if name not in values:
+                return default
+            return self._templar.template(values[name])
+        except AnsibleError:
+            return default
+
+    def fact(self, name, default=None):
+        """The node fact ``name`` (without ``ansible_``) as this step sees it: the host's, or what a module of the step
+        returned since."""
+        if name in self._facts:
+            return self._facts[name]
+        return default
+
+    def current(self, name):
+        """Whether the fact ``name`` may decide a change in this run (read in this run, not marked stale since)."""
+        return node_state.is_current(self.fact(name), bool(self.fact(name + "_stale", False)), run=self.run_id)
+
+    def hca(self, pending=False, what="read the adapters"):
+        """The fact infiniband_hca (and infiniband_pending with ``pending``), read from the node only when not current."""
+        if not self.current("infiniband_hca") or (pending and not self.current("infiniband_pending")):
+            args = {"run_id": self.run_id}
+            if pending:
+                args["pending"] = True
+            # a read: the same in check mode
+            self.module("hca_info", args, what=what, check_mode=False)
+        return self.fact("infiniband_hca")
+
+    def module(self, name, args, what=None, check_mode=None, label=None):
+        """Run a module of the collection (or a FQCN) on the node with ``args``; its changed, diff and facts go into the
+        task's result. ``check_mode=False`` runs a read-only module for real in check mode too. Returns its result; a
+        failed module stops the step with ``what`` and its message."""
+        fqcn = name if "." in name else "%s.%s" % (COLLECTION, name)
+        saved = self._task.check_mode
+        if check_mode is not None:
+            self._task.check_mode = check_mode
+        try:
+            result = self._execute_module(module_name=fqcn, module_args=dict(args), task_vars=self._vars)
+        finally:
+            self._task.check_mode = saved
+        self._ran.append(dict(module=fqcn, label=label or what or name, changed=bool(result.get("changed")),
+                              failed=bool(result.get("failed"))))
+        facts = result.get("ansible_facts") or {}
+        self._facts.update(facts)
+        self._out_facts.update(facts)
+        if result.get("changed"):
+            self._changed = True
+        if self._task.diff:
+            self._diff.extend(_diffs(result.get("diff")))
+        for key in ("warnings", "deprecations"):
+            self._notes[key].extend(result.get(key) or [])
+        if result.get("failed") or result.get("unreachable"):
+            message = result.get("msg") or "%s failed" % fqcn
+            raise StepFailed("%s: %s" % (what, message) if what else message)
+        return result
+
+    def publish(self, **facts):
+        """Facts for the host, as ``set_fact`` with ``cacheable: true`` (a fact cache keeps them)."""
+        self._facts.update(facts)
+        self._out_facts.update(facts)
+
+    def changed(self, why=None):
+        """Mark the task changed (work done on the controller's side, a file the step wrote)."""
+        self._changed = True
+
+    def warn(self, message):
+        self._notes["warnings"].append(message)
+
+    def refuse(self, problems, suffix="Nothing was changed."):
+        """Stop the step with the problems (strings), when there are any."""
+        problems = [p for p in problems if p]
+        if problems:
+            raise StepFailed(" ".join([("%s" % p).rstrip(".") + "." for p in problems] + ([suffix] if suffix else [])))
+
+    def returns(self, **values):
+        """Values of the task's result (for ``register`` and -v)."""
+        self._returns.update(values)
+
+    # --- the task -----------------------------------------------------------------------------------------------
+
+    def _unknown(self):
+        options = preflight_vars.role_options()
+        allow = self._templar.template(self._vars.get(preflight_vars.ALLOW_VAR)) or []
+        if isinstance(allow, str) or not isinstance(allow, (list, tuple)):
+            allow = []
+        unknown = preflight_vars.unknown_vars(self._vars, options, [self.ROLE], allow)
+        if unknown:
+            raise StepFailed(preflight_vars.message(unknown))
+        return sorted(options.get(self.ROLE) or ())
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super(RoleAction, self).run(tmp, task_vars)
+        self._vars = task_vars
+        self._facts = dict(task_vars.get("ansible_facts") or {})
+        self._out_facts = {}
+        self._changed = False
+        self._diff = []
+        self._ran = []
+        self._returns = {}
+        self._notes = {"warnings": [], "deprecations": []}
+        self.run_id = node_state.run_id()
+        try:
+            names = self._unknown()
+            self.settings = dict((name, self.var(name)) for name in names if name in task_vars)
+            self.step()
+        except StepFailed as exc:
+            result.update(failed=True, msg=str(exc))
+        except AnsibleError as exc:
+            # a plan's refusal (the roles' plan functions raise Ansible's errors with the variable's name)
+            result.update(failed=True, msg=exc.message if hasattr(exc, "message") else str(exc))
+        result["changed"] = self._changed
+        result["ran"] = self._ran
+        result.update(self._returns)
+        facts = dict(self._out_facts)
+        if facts:
+            # host facts, kept in a fact cache where one is configured (a module's facts are, too); what is only this
+            # run's goes into the task's result, for the role's tasks after it (register)
+            result["ansible_facts"] = facts
+        if self._diff:
+            result["diff"] = self._diff
+        for key, values in self._notes.items():
+            if values:
+                result[key] = values
+        return result
+
+
+def mapping(value, name):
+    """``value`` as a dict, or :class:`StepFailed` naming ``name``."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise StepFailed("%s must be a mapping, got %r" % (name, value))
+    return dict(value)
