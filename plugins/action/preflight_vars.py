@@ -21,6 +21,7 @@ import yaml
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
+from ansible.plugins.loader import action_loader
 
 try:
     _Loader = yaml.CSafeLoader
@@ -31,10 +32,11 @@ ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path
 
 # Facts the roles publish (set_fact): role-prefixed, not options, and legitimately present on a host (also
 # from a fact cache). tests/unit/plugins/action/test_preflight_vars.py fails when a role sets another one.
+# A role's step (plugins/action/<role>.py) publishes host facts, let through as facts (ansible_facts); this lists only
+# what the roles without a step publish with set_fact.
 PUBLISHED = {
     "gpudirect": ("gpudirect_report",),
     "ipoib": ("ipoib_interfaces",),
-    "link_type": ("link_type_waiting",),
     "sriov": ("sriov_vf_guids", "sriov_state"),
 }
 # The inventory variable that lists more names to let through (a user's own verify_ssl, say).
@@ -127,6 +129,10 @@ def unknown_vars(variables, options, roles=None, allow=()):
     that is neither an option of that role, nor a fact a role publishes, nor in ``allow``, nor a registered result."""
     roles = sorted(options) if roles is None else roles
     known = set(allow)
+    # a host fact is no setting: what a role's step or a module published (as a fact cache keeps it)
+    facts = variables.get("ansible_facts")
+    if isinstance(facts, Mapping):
+        known.update(name for name in facts if isinstance(name, str))
     for role, names in options.items():
         known.update(names)
         known.update(PUBLISHED.get(role, ()))
@@ -163,9 +169,29 @@ def message(unknown):
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("roles", "specs"))
-    # Nothing runs on the host: the task needs no connection to it (ansible-core skips opening one where it honours this).
-    _requires_connection = False
+    _VALID_ARGS = frozenset(("roles", "specs", "checks"))
+
+    def _checks(self, roles, task_vars, result):
+        """Run each role's own step (plugins/action/<role>.py) in preflight mode: its checks, reads only. Returns the
+        problems, one per role that refused; the facts its reads published go into ``result``."""
+        problems = []
+        facts = dict(task_vars.get("ansible_facts") or {})
+        for role in roles:
+            task = self._task.copy()
+            task.args = {"preflight": True}
+            action = action_loader.get("fabric.infiniband.%s" % role, task=task, connection=self._connection,
+                                       play_context=self._play_context, loader=self._loader, templar=self._templar,
+                                       shared_loader_obj=self._shared_loader_obj)
+            if action is None:
+                continue  # a role without a step of its own: its argument specs (specs) are its checks
+            step_vars = dict(task_vars, ansible_facts=facts)
+            answer = action.run(task_vars=step_vars)
+            facts.update(answer.get("ansible_facts") or {})
+            result.setdefault("ansible_facts", {}).update(answer.get("ansible_facts") or {})
+            result.setdefault("checked", []).append(role)
+            if answer.get("failed"):
+                problems.append("%s: %s" % (role, answer.get("msg")))
+        return problems
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
@@ -178,6 +204,7 @@ class ActionModule(ActionBase):
         try:
             roles = None if args.get("roles") is None else role_names(args["roles"], "roles", options)
             spec_roles = [] if args.get("specs") is None else role_names(args["specs"], "specs", options)
+            check_roles = [] if args.get("checks") is None else role_names(args["checks"], "checks", options)
         except ValueError as exc:
             result.update(failed=True, changed=False, msg="%s. Nothing was checked or changed." % exc)
             return result
@@ -194,6 +221,9 @@ class ActionModule(ActionBase):
         values = dict((name, self._templar.template(task_vars[name])) for role in spec_roles
                       for name in specs.get(role, {}) if name in task_vars)
         problems = spec_problems(values, specs, spec_roles)
+        if not problems:
+            # a role whose values its specs refuse is not planned from them
+            problems = self._checks([role for role in check_roles if role in spec_roles or not spec_roles], task_vars, result)
         result["problems"] = problems
         if problems:
             result.update(failed=True, msg="Refused before any change on any node: %s" % "; ".join(problems))

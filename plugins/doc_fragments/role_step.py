@@ -13,7 +13,7 @@ class ModuleDocFragment(object):
 options:
   preflight:
     description:
-      - Only the checks: the step reads what it needs from the node (in check mode where a module would change something) and
+      - Only the checks. The step reads what it needs from the node (in check mode where a module would change something) and
         fails on what it would refuse, writing nothing. C(playbooks/preflight.yml) runs every role's step this way on every node
         before the first change of a run.
     type: bool

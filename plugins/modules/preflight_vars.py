@@ -20,12 +20,13 @@ description:
     role's default applies.
   - Every role of the collection runs it, for its own prefix, as its first task; a playbook can run it once for every role
     before the first change on any node.
-  - Let through, besides the options, are the facts the roles publish (C(gpudirect_report), C(ipoib_interfaces),
-    C(link_type_waiting), C(link_type_power_cycle_devices), C(sriov_vf_guids), C(sriov_state), C(sriov_firmware_params)),
+  - Let through, besides the options, are the host's facts (what the roles' steps and modules publish, as C(link_type_waiting)),
+    the facts the roles without a step publish with C(set_fact) (C(gpudirect_report), C(ipoib_interfaces)),
     names that start with C(_) (the roles' private variables), registered task results (a mapping with C(changed),
     C(failed), C(skipped), C(results) or C(unreachable)), and the names listed in the inventory variable
     C(infiniband_preflight_allow) (for a variable of your own that happens to start like a role's name, such as C(verify_ssl)).
-  - Runs on the controller; reads no value but C(infiniband_preflight_allow) and changes nothing.
+  - Runs on the controller; reads no value but C(infiniband_preflight_allow) and changes nothing; with O(checks), the roles'
+    steps read the node.
 author:
   - fabric.infiniband developers (@fabric-infiniband)
 extends_documentation_fragment:
@@ -46,6 +47,16 @@ options:
         role's own argument validation will when it runs, so that a whole run refuses a bad value of a later role before an earlier
         role changes anything. Options not set keep their defaults; options a role requires are left to the role.
       - V(null) is the same as V([]). Checked as O(roles) is.
+    type: list
+    elements: str
+    default: []
+  checks:
+    description:
+      - Also run the own step of each of these roles (by short name; the action C(fabric.infiniband.<role>), see
+        M(fabric.infiniband.link_type)) with its option C(preflight=true), that is every check the role makes when it runs, reading the
+        node where a check needs it, writing nothing. A role without a step of its own is left to O(specs).
+      - Only after O(specs) found nothing; a refusal names the role and the user's setting.
+      - The facts the reads published (C(infiniband_hca)) are returned, so that the roles use this run's reading.
     type: list
     elements: str
     default: []

@@ -32,15 +32,33 @@ called from its action's ``step``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+
+import yaml
 
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
+from ansible.template import trust_as_template
 
 from ansible_collections.fabric.infiniband.plugins.action import preflight_vars
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state
 
 COLLECTION = "fabric.infiniband"
+ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
+_DEFAULTS = {}
+
+
+def role_defaults(role, roles_dir=ROLES_DIR):
+    """The role's ``defaults/main.yml`` (read once per process), for a step run outside its role (the preflight play)."""
+    if role not in _DEFAULTS:
+        path = os.path.join(roles_dir, role, "defaults", "main.yml")
+        try:
+            with open(path) as handle:
+                _DEFAULTS[role] = yaml.safe_load(handle) or {}
+        except (IOError, OSError):
+            _DEFAULTS[role] = {}
+    return _DEFAULTS[role]
 
 
 class StepFailed(Exception):
@@ -209,7 +227,15 @@ class RoleAction(ActionBase):
         self.run_id = node_state.run_id()
         try:
             names = self._unknown()
-            self.settings = dict((name, self.var(name)) for name in names if name in task_vars)
+            # outside the role (the preflight play runs every role's step) its defaults are not variables of the task
+            defaults = role_defaults(self.ROLE)
+            self.settings = {}
+            for name in names:
+                if name in task_vars:
+                    self.settings[name] = self.var(name)
+                elif name in defaults:
+                    value = defaults[name]
+                    self.settings[name] = self._templar.template(trust_as_template(value)) if isinstance(value, str) else value
             self.step()
         except StepFailed as exc:
             result.update(failed=True, msg=str(exc))

@@ -38,7 +38,9 @@ def test_finds_every_role_and_its_options():
     ({"sriov_pf": []}, ["link_type"], (), []),
     # let through: options, published facts, private names, registered results, other names, the allow list
     ({"sriov_pfs": [], "sriov_vf_guids": [], "sriov_state": {}, "ipoib_interfaces": [],
-      "link_type_waiting": [], "gpudirect_report": {}}, None, (), []),
+      "link_type_waiting": [], "gpudirect_report": {}, "ansible_facts": {"link_type_waiting": []}}, None, (), []),
+    # a role's step publishes host facts: a name that is a fact is no setting
+    ({"link_type_waiting": []}, None, (), [("link_type_waiting", "link_type", None)]),
     ({"__sriov_plan": {}, "_sriov_x": 1, "sriov": 1, "infiniband_reboot_serial": 1, "ansible_host": "x"}, None, (), []),
     ({"sriov_numvfs": RESULT, "verify_node": {"skipped": True}, "link_type_read": {"results": []}}, None, (), []),
     ({"verify_ssl": False}, None, ("verify_ssl",), []),
