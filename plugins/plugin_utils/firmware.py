@@ -7,10 +7,16 @@
 whether a card runs it.
 
 The rules are the firmware role's ``firmware_versions`` (a version per PSID or per model, exact or "at least") and
-``firmware_images`` (the image files, each with its PSID, version and sha256). Used by the filter ``firmware_plan``
-(the role: what to burn, what waits for an activation) and by ``verify_checks`` (the report: does a card run what
-is asked). Versions and PSIDs are checked and compared with module_utils/flint.py, the one place that knows
-flint's version and PSID formats.
+``firmware_images`` (the image files, each with its PSID, version and sha256). Used by the role's action
+(plugins/action/firmware.py: the checks, what to burn, what waits for an activation) and by ``verify_checks`` (the
+report: does a card run what is asked). Versions and PSIDs are checked and compared with module_utils/flint.py, the
+one place that knows flint's version and PSID formats.
+
+- :func:`plan`: what each card gets (``cards_from`` joins the fact infiniband_hca with firmware_info's reading);
+- :func:`settings_problems`, :func:`source_problem`, :func:`image_file_problems`: the checks of the other settings and
+  of the image files on the controller, before anything is written;
+- :func:`staged`, :func:`burn_args`: the images to put on the node and the firmware_burn of each burn;
+- :func:`pending`, :func:`pending_args`: the pending record's entry of the role after the burns.
 """
 
 from __future__ import annotations
@@ -127,7 +133,7 @@ def _describe_images(images):
 def plan(cards, rules, images, host=""):
     """What each card gets.
 
-    ``cards``: one entry per card, ``{card, device, model, psid, running, flash, error}`` (``firmware_cards``).
+    ``cards``: one entry per card, ``{card, device, model, psid, running, flash, error}`` (:func:`cards_from`).
     Returns ``{cards: [...], burns: [...], waiting: [...], problems: [...]}``, each card with ``rule`` (the index in
     ``firmware_versions``, or None), ``wanted``, ``at_least``, ``action`` (``ok``: it runs what is asked; ``burn``: its
     flash does not hold it, ``image`` brings it; ``waits``: its flash holds it, an activation runs it; ``unmatched``: no
@@ -244,3 +250,76 @@ def check(hca, rules):
             "ok": True if rule is None else satisfies(entry.get("firmware_version"), rule),
         })
     return rows
+
+
+# --- the role's other settings and its image files (before anything is written) ----------------------------------------
+
+NOTHING_WRITTEN = "Nothing was written."
+CACHE_DIR = "/var/lib/fabric-infiniband/firmware"
+STUCK_MSG = ("The flash holds the new firmware, but the card did not load it. Another reboot will not load it either: read the "
+             "card with flint (or mstflint) -d <device> q, then power the node off and on by hand, or reset the card with "
+             "mlxfwreset; the next run checks the running version again.")
+_URL = re.compile(r"^https?://[^/]")
+
+
+def settings_problems(image_url="", cache_dir=CACHE_DIR):
+    """Why ``firmware_image_url`` or ``firmware_cache_dir`` cannot be used: sentences naming the variable."""
+    problems = []
+    if image_url and not _URL.match(str(image_url)):
+        problems.append("firmware_image_url %s is not an http:// or https:// URL: give the base URL of an HTTP(S) mirror, for "
+                        "example https://mirror.example.internal/mellanox/firmware" % image_url)
+    if not str(cache_dir or "").startswith("/"):
+        problems.append("firmware_cache_dir %s must be an absolute path on the node, for example %s" % (cache_dir, CACHE_DIR))
+    return problems
+
+
+def source_problem(burns, image_dir="", image_url=""):
+    """The problem when cards need a burn and neither ``firmware_image_dir`` nor ``firmware_image_url`` is set, else None."""
+    if not burns or image_dir or image_url:
+        return None
+    return ("firmware_image_dir or firmware_image_url must say where the images of firmware_images are: a directory on the "
+            "controller, or the base URL of an HTTP(S) mirror (%s need a burn)" % ", ".join(str(b.get("card")) for b in burns))
+
+
+def staged(burns):
+    """The images the burns need, once each (by file), in the order of the burns: what goes into firmware_cache_dir."""
+    seen, images = set(), []
+    for burn in burns or []:
+        image = burn.get("image") or {}
+        if image.get("file") and image["file"] not in seen:
+            seen.add(image["file"])
+            images.append(image)
+    return images
+
+
+def image_file_problems(images, image_dir, digests):
+    """Why the files of ``images`` (entries of ``firmware_images`` with their ``index``) in ``firmware_image_dir`` on the
+    controller cannot be burnt: ``digests`` maps each file name to its sha256 there, None where there is no such file."""
+    problems = []
+    for image in images or []:
+        where = "%s[%s] (%s)" % (IMAGES, image.get("index"), image.get("file"))
+        digest = digests.get(image.get("file"))
+        if digest is None:
+            problems.append("%s: no such file in firmware_image_dir %s" % (where, image_dir))
+        elif digest.lower() != str(image.get("sha256", "")).strip().lower():
+            problems.append("%s: its sha256 is %s, the entry says %s" % (where, digest.lower(), image.get("sha256")))
+    return problems
+
+
+def burn_args(burn, cache_dir=CACHE_DIR, tool="auto", allow_psid_change=False):
+    """The options of firmware_burn for one entry of a plan's ``burns``, its image in ``firmware_cache_dir``."""
+    image = burn["image"]
+    return {
+        "device": burn["device"], "image": "%s/%s" % (str(cache_dir).rstrip("/"), image["file"]),
+        "image_version": str(image["version"]).strip(), "image_psid": str(image["psid"]).strip(), "tool": tool,
+        "allow_psid_change": allow_psid_change,
+    }
+
+
+def pending_args(plan_, burns=None, run_id=""):
+    """The options of pending_action for the role's entry (``firmware``) after the burns (see :func:`pending`)."""
+    entry = pending(plan_, burns)
+    return {
+        "name": "firmware", "state": entry["state"], "action": entry["action"], "reason": entry["reason"],
+        "details": {"devices": entry["devices"], "versions": entry["versions"]}, "stuck_msg": STUCK_MSG, "run_id": run_id,
+    }

@@ -4,16 +4,13 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 
 """Firmware versions as code: which cards a rule names, what each gets (burn, waits, ok), the problems that name the
-variable, and what the pending record gets (firmware_plan, firmware_pending, plugin_utils/firmware.py)."""
+variable, the checks of the other settings and of the image files, and what the pending record gets
+(plugin_utils/firmware.py, for plugins/action/firmware.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.fabric.infiniband.plugins.filter.firmware_pending import firmware_pending
-from ansible_collections.fabric.infiniband.plugins.filter.firmware_plan import firmware_plan
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import firmware
 
 SHA = "fcd04a0a88d7c24c7333c3228858ef00ce964d05fd40d29e3d491d804e587e29"
@@ -33,6 +30,14 @@ HCA = {"hcas": [
 ]}
 RULES = [{"psid": "MT_0000000223", "version": "20.40.1000"}, {"model": "ConnectX-7", "version": "28.39.1002", "at_least": True}]
 IMAGES = [{"file": "cx6.bin", "psid": "MT_0000000223", "version": "20.40.1000", "sha256": SHA}]
+
+
+def firmware_plan(hca, versions, images, devices=None, host=""):
+    return firmware.plan(firmware.cards_from(hca, devices), versions, images, host=host)
+
+
+def firmware_pending(plan, burns=None):
+    return firmware.pending(plan, burns)
 
 
 def _dev(pci, running, flash, psid, error=None):
@@ -136,6 +141,51 @@ def test_the_report_check_reads_the_running_version_per_rdma_device():
         ("mlx5_3", "28.40.1000", "28.39.1002", True)]
 
 
-def test_the_filter_wants_hca_info():
-    with pytest.raises(AnsibleFilterError, match="hca_info"):
-        firmware_plan([], RULES, IMAGES)
+@pytest.mark.parametrize("url, cache_dir, says", [
+    ("ftp://mirror.example/firmware", "/var/cache/fw", ["firmware_image_url ftp://mirror.example/firmware", "http:// or https://"]),
+    ("https:///firmware", "/var/cache/fw", ["firmware_image_url"]),
+    ("", "firmware-cache", ["firmware_cache_dir firmware-cache", "absolute path"]),
+])
+def test_bad_source_and_cache_are_named(url, cache_dir, says):
+    problems = firmware.settings_problems(url, cache_dir)
+    assert len(problems) == 1 and all(text in problems[0] for text in says), problems
+
+
+def test_good_source_and_cache():
+    assert firmware.settings_problems("https://mirror.example/fw/", "/var/cache/fw") == []
+    assert firmware.settings_problems("", firmware.CACHE_DIR) == []
+
+
+def test_a_burn_needs_a_source_of_images():
+    plan = firmware_plan(HCA, RULES, IMAGES)
+    problem = firmware.source_problem(plan["burns"])
+    assert "firmware_image_dir or firmware_image_url" in problem and "(0000:3b:00 need a burn)" in problem
+    assert firmware.source_problem(plan["burns"], image_dir="/srv/fw") is None
+    assert firmware.source_problem([], "", "") is None
+
+
+def test_image_files_on_the_controller_missing_or_with_another_sha256():
+    images = [dict(IMAGES[0], index=0), {"file": "cx7.bin", "psid": "MT_0000000834", "version": "28.39.1002", "sha256": SHA.upper(),
+                                         "index": 1}]
+    assert firmware.image_file_problems(images, "/srv/fw", {"cx6.bin": SHA, "cx7.bin": SHA}) == []
+    problems = firmware.image_file_problems(images, "/srv/fw", {"cx6.bin": None, "cx7.bin": "0" * 64})
+    assert problems == ["firmware_images[0] (cx6.bin): no such file in firmware_image_dir /srv/fw",
+                        "firmware_images[1] (cx7.bin): its sha256 is %s, the entry says %s" % ("0" * 64, SHA.upper())]
+
+
+def test_each_image_is_staged_once_and_burnt_from_the_cache():
+    hca = {"hcas": HCA["hcas"] + [_fn("0000:5e:00.0", "ConnectX-6", "MT_0000000223", "20.39.1002", "mlx5_4")]}
+    plan = firmware_plan(hca, RULES, IMAGES)
+    assert [b["device"] for b in plan["burns"]] == ["0000:3b:00.0", "0000:5e:00.0"]
+    assert [i["file"] for i in firmware.staged(plan["burns"])] == ["cx6.bin"]
+    args = firmware.burn_args(plan["burns"][0], "/var/cache/fw/", "mstflint", True)
+    assert args == {"device": "0000:3b:00.0", "image": "/var/cache/fw/cx6.bin", "image_version": "20.40.1000",
+                    "image_psid": "MT_0000000223", "tool": "mstflint", "allow_psid_change": True}
+
+
+def test_the_pending_record_args_carry_what_to_check_when_a_boot_did_not_load_it():
+    plan = firmware_plan(HCA, RULES, IMAGES)
+    args = firmware.pending_args(plan, [{"pending": True, "activation": "reboot"}], run_id="ctl:1:2")
+    assert (args["name"], args["state"], args["action"], args["run_id"]) == ("firmware", "present", "reboot", "ctl:1:2")
+    assert args["details"] == {"devices": ["0000:3b:00.0"], "versions": {"0000:3b:00.0": "20.40.1000"}}
+    assert "Another reboot will not load it either" in args["stuck_msg"]
