@@ -30,8 +30,8 @@ author:
 options:
   plan:
     description:
-      - The RV(plan) of the role's first task (the step without O(plan)), once the images are in C(firmware_cache_dir): burn its
-        C(burns) and record what waits. Nothing is read or checked again.
+      - The RV(plan) of the role's first task (the step without O(plan)), once the images are in C(firmware_cache_dir). It burns
+        the plan's C(burns) and record what waits. Nothing is read or checked again.
     type: dict
 extends_documentation_fragment:
   - fabric.infiniband.role_step
@@ -74,7 +74,7 @@ burns:
   elements: dict
   sample: []
 images:
-  description: The images the burns need, once each: what goes into C(firmware_cache_dir).
+  description: The images the burns need, once each (what goes into C(firmware_cache_dir)).
   returned: without O(plan)
   type: list
   elements: dict
