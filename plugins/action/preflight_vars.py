@@ -23,6 +23,8 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 from ansible.plugins.loader import action_loader
 
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state
+
 try:
     _Loader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - PyYAML without libyaml
@@ -217,6 +219,13 @@ class ActionModule(ActionBase):
         if unknown:
             result.update(failed=True, msg=message(unknown))
             return result
+        # Once per run: site.yml imports the preflight twice (nodes.yml, fabric_cluster.yml); the second asks no more
+        # than the first checked on this host in this run (the fact infiniband_preflight, stamped with the run).
+        done = (task_vars.get("ansible_facts") or {}).get("infiniband_preflight")
+        if (isinstance(done, Mapping) and done.get("run_id") == node_state.run_id() and roles is None
+                and set(spec_roles) <= set(done.get("specs") or ()) and set(check_roles) <= set(done.get("checks") or ())):
+            result.update(problems=[], msg="checked earlier in this run: %s" % ", ".join(done.get("checks") or done.get("specs") or ()))
+            return result
         specs = main_specs()
         values = dict((name, self._templar.template(task_vars[name])) for role in spec_roles
                       for name in specs.get(role, {}) if name in task_vars)
@@ -227,4 +236,7 @@ class ActionModule(ActionBase):
         result["problems"] = problems
         if problems:
             result.update(failed=True, msg="Refused before any change on any node: %s" % "; ".join(problems))
+        elif roles is None and (spec_roles or check_roles):
+            result.setdefault("ansible_facts", {})["infiniband_preflight"] = {
+                "run_id": node_state.run_id(), "specs": sorted(spec_roles), "checks": sorted(check_roles)}
         return result

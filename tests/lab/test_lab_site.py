@@ -11,8 +11,9 @@ asks, after at most one reboot or power cycle; a second run changes nothing; ver
 failed reboot stops the batches after it. scripts/lab.sh runs this module (`make test`, step `lab`).
 
 The lab's nodes (inventories/lab):
-  node01  ConnectX-6 VPI, port 1 on Ethernet, SR-IOV off, firmware 20.39.1002: a burn of 20.40.1000, one firmware write (link
-          type and SR-IOV), one reboot that activates all of it, 2 VFs after it
+  node01  ConnectX-6 VPI, port 1 on Ethernet, SR-IOV off, firmware 20.39.1002: a burn of 20.40.1000, two firmware writes (the
+          link_type role's link types, the sriov role's SR-IOV: each role writes its own), one reboot that activates all of
+          it, 2 VFs after it
   node02  ConnectX-7 that loads new firmware only on a cold boot: NUM_OF_VFS 16 -> 20, one write, a power cycle; its firmware
           28.40.1000 is "at least 28.39.1002": no burn
   node03  ConnectX-5 VPI, port 2 kept on Ethernet, SR-IOV on, firmware pinned as it runs: VFs at once, no write, no reboot
@@ -35,7 +36,7 @@ import labhost as lab
 # firmware: the version each card runs (sysfs fw_ver) and the cards the inventory's firmware_versions name; burns: flint or
 # mstflint burns.
 EXPECTED = {
-    "node01": {"link_layers": {"0000:3b:00.0": "InfiniBand", "0000:3b:00.1": "InfiniBand"}, "vfs": {"0000:3b:00.0": 2}, "fw_writes": 1, "boots": 2,
+    "node01": {"link_layers": {"0000:3b:00.0": "InfiniBand", "0000:3b:00.1": "InfiniBand"}, "vfs": {"0000:3b:00.0": 2}, "fw_writes": 2, "boots": 2,
                "firmware": {"0000:3b:00.0": "20.40.1000"}, "burns": 1},
     "node02": {"link_layers": {"0000:c1:00.0": "InfiniBand"}, "vfs": {"0000:c1:00.0": 20}, "fw_writes": 1, "boots": 3,
                "firmware": {"0000:c1:00.0": "28.40.1000"}, "burns": 0},
