@@ -142,9 +142,13 @@ class Flint:
         running = ad.get("firmware_version", model.fw_version)
         version, psid = flash(ad)
         self.p(line("Image type", image_type(model)))
-        self.p(line("FW Version", version))
-        if version != running:
+        if self.state["tools"].get("flint_query") == "running_only":
+            # old MFT builds (issue 33): the running version alone, whatever the flash holds
             self.p(line("FW Version(Running)", running))
+        else:
+            self.p(line("FW Version", version))
+            if version != running:
+                self.p(line("FW Version(Running)", running))
         if full:
             self.p(line("Part Number", model.part_name))
             self.p(line("Description", model.description))

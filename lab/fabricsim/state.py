@@ -222,6 +222,11 @@ def _norm_param_entry(model, name, entry):
     return out
 
 
+# the layouts of a flint/mstflint device query: "running_only", as old MFT builds print it, has
+# "FW Version(Running):" alone (issue 33)
+FLINT_QUERY_FORMATS = ("standard", "running_only")
+
+
 def normalize(desc):
     """Fill a state description with defaults; idempotent.  Returns a new dict."""
     st = copy.deepcopy(desc)
@@ -229,6 +234,8 @@ def normalize(desc):
     tools = st.setdefault("tools", {})
     tools.setdefault("firmware", "mstflint")
     tools.setdefault("firmware_version", "4.21.0")
+    if tools.get("flint_query", "standard") not in FLINT_QUERY_FORMATS:
+        raise StateError("tools.flint_query must be one of %s" % ", ".join(FLINT_QUERY_FORMATS))
     tools.setdefault("iproute2", "6.1.0")
     tools.setdefault("ofed", False)
     kernel = st.setdefault("kernel", {})

@@ -8,6 +8,8 @@ import io
 import json
 import re
 
+import pytest
+
 from conftest import fixture_text, node_file
 
 from fabricsim import cli
@@ -214,3 +216,18 @@ def test_bluefield_in_dpu_mode_names_only_a_reboot(sim_env, make_state):
     assert rc == 0 and out.endswith("-I- To load new FW, issue system-level reset.\n")
     _rc, out, _err = call("mstflint", "-d", DEV, "q")
     assert "Security Attributes:   secure-fw\n" in out
+
+
+def test_old_mft_query_prints_the_running_version_alone(sim_env):
+    """tools.flint_query running_only: the layout of old MFT builds (issue 33), which the collection's
+    parser reads as the running and flash version."""
+    write_node(sim_env, tools={"flint_query": "running_only"})
+    rc, out, _err = call("mstflint", "-d", DEV, "q")
+    assert rc == 0
+    fields = dict(keys(out))
+    assert fields["FW Version(Running)"] == "20.39.1002" and "FW Version" not in fields
+    assert all(line.index(":") < 23 and line[23] != " " for line in out.splitlines())
+    desc = node_file("cx6-vpi-eth-p1.json")
+    desc["tools"]["flint_query"] = "newest"
+    with pytest.raises(sim_state.StateError, match="tools.flint_query"):
+        sim_state.normalize(desc)

@@ -20,8 +20,10 @@ Query output: one ``Key:  value`` line per field, the key padded with blanks to 
 that starts with blanks continues the previous key (``Rom Info:``). ``FW Version:`` is the image on
 the flash, the one the card runs after its next activation; ``FW Version(Running):`` is printed
 only when the running firmware differs from it (a burnt image waits for a reboot or a firmware
-reset). ``Description:`` is the card's description only in ``q full``; in the quick query it
-heads the GUID table (``UID  GuidsNumber`` on FS3 and later, ``Node  Port1 ...`` on FS2).
+reset). Old MFT builds print ``FW Version(Running):`` alone, without ``FW Version:``: that version
+is then both the running and the flash one (the tool tells of no image waiting); a blank before the
+parenthesis (``FW Version (Running):``) names the same field. ``Description:`` is the card's
+description only in ``q full``; in the quick query it heads the GUID table (``UID  GuidsNumber`` on FS3 and later, ``Node  Port1 ...`` on FS2).
 """
 
 from __future__ import annotations
@@ -53,7 +55,9 @@ _FIELDS = {
     "device vsd": "device_vsd",
     "vsd": "vsd",
 }
-_KEY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9 ./_-]*?(?:\([A-Za-z]+\))?)\s*:(?:\s+(.*))?$")
+_KEY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9 ./_-]*?(?:\(\s*[A-Za-z]+\s*\))?)\s*:\s*(.*)$")
+# "FW Version (Running)", "FW Version( Running )" -> "FW Version(Running)": one name per field
+_KEY_PAREN_RE = re.compile(r"\s*\(\s*([A-Za-z]+)\s*\)$")
 # "Description:" of the quick query heads the GUID/MAC table, it is no description
 _TABLE_HEADER_RE = re.compile(r"^(?:UID\s+GuidsNumber|Node\s+Port1)\b")
 _VERSION_RE = re.compile(r"^([0-9]+)\.([0-9]+)\.([0-9]+)$")
@@ -184,9 +188,10 @@ def _message(line):
 def parse_query(stdout, stderr=""):
     """The query of a device or an image file -> dict.
 
-    Keys: ``image_type``, ``flash_version`` (``FW Version:``), ``running_version`` (the running one:
-    ``FW Version(Running):`` when printed, else the flash one), ``pending_version`` (the flash one when
-    it differs from the running one, else None), ``psid``, ``orig_psid``, ``part_number``,
+    Keys: ``image_type``, ``flash_version`` (``FW Version:``; the running one when an old MFT build
+    printed only that), ``running_version`` (the running one: ``FW Version(Running):`` when printed,
+    else the flash one), ``pending_version`` (the flash one when it differs from the running one, else
+    None), ``psid``, ``orig_psid``, ``part_number``,
     ``description``, ``product_version``, ``release_date``, ``security_attributes`` (list),
     ``security_version``, ``fields`` (every ``Key: value`` as printed, continuation lines joined with
     ``\\n``), ``errors``, ``warnings``.
@@ -212,7 +217,7 @@ def parse_query(stdout, stderr=""):
             continue
         match = _KEY_RE.match(line.strip())
         if match:
-            last = re.sub(r"\s+", " ", match.group(1).strip())
+            last = _KEY_PAREN_RE.sub(r"(\1)", re.sub(r"\s+", " ", match.group(1).strip()))
             value = (match.group(2) or "").strip()
             if last == "Description" and _TABLE_HEADER_RE.match(value):
                 last = "Description (GUID table)"  # "q full" prints the card's Description: before it
@@ -226,7 +231,10 @@ def parse_query(stdout, stderr=""):
             out[key] = value if value not in ("", "N/A") else None
     attributes = out["security_attributes"]
     out["security_attributes"] = [a.strip() for a in attributes.split(",") if a.strip()] if attributes else []
-    flash = out["flash_version"]
+    # old MFT builds print only "FW Version(Running):" (issue 33): the flash holds what the card runs as
+    # far as the tool tells, nothing is known to wait
+    flash = out["flash_version"] or out["running_version"]
+    out["flash_version"] = flash
     running = out["running_version"] or flash
     out["running_version"] = running
     out["pending_version"] = flash if flash and running and flash != running else None

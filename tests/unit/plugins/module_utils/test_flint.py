@@ -81,6 +81,46 @@ def test_query_whitespace_does_not_matter(name):
     assert mangled == plain
 
 
+# Issue 33, class 8: old MFT builds print "FW Version(Running):" and no "FW Version:" line
+OLD_MFT_QUERY = """Image type:            FS3
+FW Version(Running):   12.28.2006
+FW Release Date:       15.9.2020
+Product Version:       12.28.2006
+Description:           UID                GuidsNumber
+Base GUID:             ec0d9a030076eae2        4
+Base MAC:              ec0d9a76eae2            4
+Image VSD:             N/A
+Device VSD:            N/A
+PSID:                  LNV2180110032
+"""
+
+
+@pytest.mark.parametrize("text", [
+    OLD_MFT_QUERY,
+    mangle(OLD_MFT_QUERY),
+    OLD_MFT_QUERY.replace("FW Version(Running):   ", "FW Version(Running):\t"),
+    OLD_MFT_QUERY.replace("FW Version(Running):   ", "FW Version (Running): "),
+    OLD_MFT_QUERY.replace("FW Version(Running):   ", "FW Version( Running ) :  "),
+    OLD_MFT_QUERY.replace("FW Version(Running):   ", "FW Version(Running):").replace(":  ", ": "),
+    "\n\n  " + OLD_MFT_QUERY.replace("\n", "  \r\n"),
+])
+def test_old_mft_query_with_the_running_version_alone(text):
+    parsed = f.parse_query(text)
+    assert parsed["errors"] == []
+    assert (parsed["running_version"], parsed["flash_version"], parsed["pending_version"], parsed["psid"]) == \
+        ("12.28.2006", "12.28.2006", None, "LNV2180110032")
+    assert f.version_tuple(parsed["flash_version"])
+
+
+@pytest.mark.parametrize("name", QUERIES)
+def test_running_key_with_a_blank_before_the_parenthesis(name):
+    plain = f.parse_query(fx(name))
+    spaced = f.parse_query(fx(name).replace("FW Version(Running):", "FW Version (Running):"))
+    plain.pop("fields")
+    spaced.pop("fields")
+    assert spaced == plain
+
+
 def test_full_query_description_is_the_card_not_the_guid_table():
     parsed = f.parse_query(fx("src_flint_query_full_cx6_pending.txt"))
     assert parsed["description"].startswith("ConnectX-6 VPI adapter card; HDR IB")

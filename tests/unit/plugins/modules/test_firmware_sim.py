@@ -124,3 +124,18 @@ def test_psid_mismatch_and_lockdown(mocker, capsys, sim):
     (sim["dir"] / "state.json").write_text(json.dumps(desc))
     result = run(mocker, capsys, sim, firmware_info.main, {"device": DEV})
     assert result.get("failed") and "cannot open device 0000:3b:00.0" in result["msg"]
+
+
+def test_old_mft_query_with_the_running_version_alone(mocker, capsys, sim):
+    """Issue 33, class 8: old MFT builds print only ``FW Version(Running):``; the version is read, no failed
+    query, and a burn of the same version is a no-op."""
+    desc = dict(NODE, tools=dict(NODE["tools"], flint_query="running_only"))
+    (sim["dir"] / "state.json").write_text(json.dumps(desc))
+    result = run(mocker, capsys, sim, firmware_info.main, {"device": DEV})
+    assert not result.get("failed"), result.get("msg")
+    info = result["devices"][0]
+    assert (info["running_version"], info["flash_version"], info["pending"]) == ("20.39.1002", "20.39.1002", False)
+    same = sim["dir"] / "same.bin"
+    same.write_text(json.dumps({"fabricsim_firmware_image": 1, "psid": "MT_0000000223", "version": "20.39.1002"}))
+    result = run(mocker, capsys, sim, firmware_burn.main, {"device": DEV, "image": str(same)})
+    assert (result.get("failed"), result["changed"]) == (None, False)
