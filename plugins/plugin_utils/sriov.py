@@ -1,80 +1,179 @@
+# -*- coding: utf-8 -*-
 # Copyright (c) 2026, fabric.infiniband developers
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+"""The sriov role's decisions (controller side), for its action (plugins/action/sriov.py) and the verify role.
+
+- :func:`plan`: the VFs, VF GUIDs and SR-IOV firmware parameters of a host, from the fact infiniband_hca and the role's
+  settings; bad input raises with the variable's name and what it accepts (also the filter
+  ``fabric.infiniband.sriov_plan``, which ``verify_checks`` uses).
+- :func:`guid_changes`: the existing VFs whose GUIDs the plan would change (refused without
+  ``sriov_allow_guid_change``), and where the old and new GUIDs come from.
+- :func:`duplicate_guids`: VF GUIDs used more than once on the fabric (this run's plans, what other hosts published,
+  physical port GUIDs).
+- :func:`firmware_status`: the mlxconfig results of the plan's cards: which wait for a reboot or a power cycle.
+- :func:`short_pfs`: the PFs whose firmware allows fewer VFs than asked, with no firmware change waiting.
+- the messages of the refusals (:func:`guid_change_message`, :func:`duplicate_message`, :func:`short_message`).
+"""
+
 from __future__ import annotations
 
-DOCUMENTATION = r"""
-name: sriov_guid_changes
-short_description: The VFs of a host whose GUIDs the sriov plan would change, and where the old and new GUIDs come from
-version_added: 0.1.0
-author: fabric.infiniband developers (@fabric-infiniband)
-description:
-  - Takes the plan of P(fabric.infiniband.sriov_plan#filter) and the node's fact C(infiniband_hca) (read from sysfs by
-    M(fabric.infiniband.hca_info) in this run), and returns one line per PF whose existing VFs show a GUID (not zero) other
-    than the one the plan gives them, for the P(fabric.infiniband.sriov#role) role, which refuses such a change without
-    its consent C(sriov_allow_guid_change), since the VFs are unbound and bound again (taken from the pods that use them), and
-    OpenSM partitions and ib-kubernetes know them by their old GUIDs.
-  - Says where the old and the new GUIDs come from. A GUID of the scheme C(<prefix><host id><PF index><VF index>) shows its
-    host id, and the inventory name it is derived from when one of O(names) gives it (renaming a host in the inventory
-    changes its derived host id, hence every VF GUID of the host); otherwise it is a list of C(sriov_pfs), another prefix,
-    or GUIDs set outside this role.
-  - When every old GUID of the host is of the scheme with one host id, the line says how to keep them (C(sriov_guid_host_id)).
-  - VFs that do not exist yet, show the zero GUID (never set) or have no RDMA device (no GUID to read) are not changes.
-options:
-  _input:
-    description: The plan of P(fabric.infiniband.sriov_plan#filter).
-    type: dict
-    required: true
-  hca:
-    description: The node's fact C(infiniband_hca).
-    type: dict
-    required: true
-  host_name:
-    description: The inventory name (C(inventory_hostname)).
-    type: str
-    required: true
-  pfs:
-    description: The role's C(sriov_pfs), in the order the plan lists the PFs.
-    type: list
-    elements: dict
-    default: []
-  guid_prefix:
-    description: The role's C(sriov_guid_prefix).
-    type: str
-    default: "0x02fa"
-  host_id:
-    description: The role's C(sriov_guid_host_id) (V(null) when derived from O(host_name)).
-    type: int
-  names:
-    description: The inventory's host names, to name the one an old host id is derived from.
-    type: list
-    elements: str
-    default: []
-"""
+from ansible.errors import AnsibleFilterError
+from ansible.module_utils.parsing.convert_bool import boolean
 
-EXAMPLES = r"""
-- name: Refuse to change VF GUIDs without consent
-  ansible.builtin.assert:
-    that: __changes | length == 0
-    fail_msg: "{{ __changes | join('; ') }}"
-  vars:
-    __changes: >-
-      {{ __plan | fabric.infiniband.sriov_guid_changes(ansible_facts.infiniband_hca, host_name=inventory_hostname,
-         pfs=sriov_pfs, guid_prefix=sriov_guid_prefix, host_id=sriov_guid_host_id, names=groups['all']) }}
-"""
+from ansible_collections.fabric.infiniband.plugins.module_utils import guid
+from ansible_collections.fabric.infiniband.plugins.module_utils import pci
+from ansible_collections.fabric.infiniband.plugins.module_utils import sriov
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.node_state import may_hold  # noqa: F401 - for the action
 
-RETURN = r"""
-_value:
-  description:
-    - One line per PF with changes, naming the PF, the indexes of its VFs that change, the GUIDs they carry and where
-      those come from, and the GUIDs this run gives them and where those come from; and, when the host's old GUIDs all
-      have one scheme host id, a last line that says how to keep them. Empty when nothing existing changes.
-  type: list
-  elements: str
-"""
+LINK_STATES = ("auto", "enable", "disable")
+PF_KEYS = ("pf", "num_vfs", "link_state", "guids")
+MAX_VFS = 127  # the largest NUM_OF_VFS of any ConnectX (mlxconfig rejects more)
 
-from ansible_collections.fabric.infiniband.plugins.module_utils import guid, sriov
+
+def _pfs_of_host(hca):
+    """The host's NVIDIA/Mellanox PFs in PCI order, each with the names it can be given by."""
+    out = []
+    for entry in hca.get("hcas") or []:
+        if entry.get("is_vf") or not entry.get("pci_address") or not entry.get("model"):
+            continue
+        out.append(entry)
+    out.sort(key=lambda e: e["pci_address"])
+    return out
+
+
+def _find(pfs, name, where):
+    try:
+        text = pci.selector(name, where).lower()
+    except pci.PciAddressError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+    for index, entry in enumerate(pfs):
+        names = {entry["pci_address"].lower(), str(entry.get("rdma_device") or "").lower()}
+        names.update(n.lower() for n in entry.get("netdevs") or [])
+        if text in names:
+            return index, entry
+    return None, None
+
+
+def _check_int(value, where, low, high):
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            value = int(str(value), 10)
+        except ValueError:
+            raise AnsibleFilterError("%s must be a whole number from %d to %d, got %r" % (where, low, high, value)) from None
+    if not low <= value <= high:
+        raise AnsibleFilterError("%s must be from %d to %d, got %d" % (where, low, high, value))
+    return value
+
+
+def _recreate_problem(where, entry, num):
+    """The refusal of a change between two non-zero VF counts without consent (module_utils/sriov.py decides), or None."""
+    current = (entry.get("sriov") or {}).get("num_vfs") or 0
+    _writes, why = sriov.count_writes(current, num, None, False)
+    if not why:
+        return None
+    return ("%s.num_vfs is %d, but PF %s (%s) has %d VFs now: the kernel changes a VF count only through 0, which destroys every "
+            "VF of the PF and takes them from the pods using them. Accepted: num_vfs %d (as now) or 0 (remove them); any other "
+            "count with sriov_allow_vf_recreate: true, after draining the node. Nothing was changed."
+            % (where, num, entry["pci_address"], entry.get("rdma_device"), current, current))
+
+
+def plan(hca, pfs, host_name, guid_mode="scheme", guid_prefix="0x02fa", host_id=None, link_state="auto",
+               firmware_num_vfs=0, allow_vf_recreate=True):
+    if not isinstance(hca, dict) or "hcas" not in hca:
+        raise AnsibleFilterError("sriov_plan expects the registered result of fabric.infiniband.hca_info")
+    if not isinstance(pfs, list):
+        raise AnsibleFilterError("sriov_pfs must be a list of mappings with pf and num_vfs, got %s" % type(pfs).__name__)
+    if guid_mode not in ("scheme", "none"):
+        raise AnsibleFilterError("sriov_guid_mode must be scheme or none, got %r" % (guid_mode,))
+    if link_state not in LINK_STATES:
+        raise AnsibleFilterError("sriov_link_state must be one of %s, got %r" % (", ".join(LINK_STATES), link_state))
+    floor = _check_int(firmware_num_vfs, "sriov_firmware_num_vfs", 0, MAX_VFS)
+    prefix = None
+    if guid_mode == "scheme":
+        try:
+            prefix = sriov.parse_prefix(guid_prefix, "sriov_guid_prefix")
+        except guid.GuidError as exc:
+            raise AnsibleFilterError(str(exc)) from None
+        host = sriov.host_id(host_name) if host_id is None else _check_int(host_id, "sriov_guid_host_id", 0, 0xFFFFFFFF)
+    host_pfs = _pfs_of_host(hca)
+    plan = {"pfs": [], "cards": [], "guids": []}
+    cards = {}
+    seen = {}
+    for pos, item in enumerate(pfs):
+        where = "sriov_pfs[%d]" % pos
+        if not isinstance(item, dict):
+            raise AnsibleFilterError("%s must be a mapping with pf and num_vfs" % where)
+        unknown = sorted(set(item) - set(PF_KEYS))
+        if unknown:
+            raise AnsibleFilterError("%s has unknown keys %s; accepted: %s" % (where, ", ".join(unknown), ", ".join(PF_KEYS)))
+        if "pf" not in item or "num_vfs" not in item:
+            raise AnsibleFilterError("%s needs pf (PCI address, RDMA device or netdev) and num_vfs" % where)
+        num = _check_int(item["num_vfs"], where + ".num_vfs", 0, MAX_VFS)
+        index, entry = _find(host_pfs, item["pf"], where + ".pf")
+        if entry is None:
+            raise AnsibleFilterError("%s.pf %s is not a PF of this host; its PFs: %s" % (
+                where, item["pf"], ", ".join("%s (%s)" % (e["pci_address"], e.get("rdma_device")) for e in host_pfs) or "none"))
+        if entry["pci_address"] in seen:
+            raise AnsibleFilterError("%s.pf %s is the same PF as sriov_pfs[%d]" % (where, item["pf"], seen[entry["pci_address"]]))
+        seen[entry["pci_address"]] = pos
+        if not boolean(allow_vf_recreate, strict=False):
+            why = _recreate_problem(where, entry, num)
+            if why:
+                raise AnsibleFilterError(why)
+        state = item.get("link_state", link_state)
+        if state not in LINK_STATES:
+            raise AnsibleFilterError("%s.link_state must be one of %s, got %r" % (where, ", ".join(LINK_STATES), state))
+        ports = entry.get("ports") or []
+        ib = bool(ports) and ports[0].get("link_layer") == "InfiniBand"
+        guids = []
+        if item.get("guids") is not None:
+            given = item["guids"]
+            if not isinstance(given, list) or len(given) < num:
+                raise AnsibleFilterError("%s.guids must list at least num_vfs (%d) GUIDs, one per VF" % (where, num))
+            # every GUID listed is checked, also those beyond num_vfs (kept for later): a typo fails now
+            try:
+                checked = [guid.require(value, "%s.guids[%d]" % (where, vf)) for vf, value in enumerate(given)]
+            except guid.GuidError as exc:
+                raise AnsibleFilterError(str(exc)) from None
+            guids = checked[:num]
+        elif guid_mode == "scheme" and ib:
+            guids = [sriov.format_guid(sriov.scheme_guid(prefix, host, index, vf)) for vf in range(num)]
+        if guids and not ib:
+            raise AnsibleFilterError("%s.guids: %s is not an InfiniBand port (%s); VF GUIDs exist on InfiniBand ports only"
+                                     % (where, entry["pci_address"], ports[0].get("link_layer") if ports else "no port"))
+        sriov_files = entry.get("sriov") or {}
+        plan["pfs"].append({
+            "pf": entry["pci_address"], "card": entry["card_address"], "pf_index": index,
+            "rdma_device": entry.get("rdma_device"), "netdev": (ports[0].get("netdev") if ports else None),
+            "num_vfs": num, "link_state": state, "total_vfs": sriov_files.get("total_vfs"),
+            "ready_now": num == 0 or (sriov_files.get("total_vfs") or 0) >= num,
+            "vfs": [{"index": vf, "guid": value} for vf, value in enumerate(guids)],
+        })
+        plan["guids"].extend(guids)
+        card = cards.setdefault(entry["card_address"], {"card": entry["card_address"], "model": entry["model"],
+                                                        "device": None, "num_vfs": floor})
+        card["num_vfs"] = max(card["num_vfs"], num)
+    for address in sorted(cards):
+        card = cards[address]
+        functions = [e for e in host_pfs if e["card_address"] == address]
+        # the card's first function carries its firmware configuration
+        card["device"] = functions[0]["pci_address"]
+        # sriov_totalvfs is the NUM_OF_VFS the firmware runs (no file while SRIOV_EN is off); enough is
+        # enough: a firmware that allows more VFs than asked for is left alone, rather than a reboot to lower it
+        totals = [(e.get("sriov") or {}).get("total_vfs") for e in functions]
+        card["total_vfs"] = None if None in totals else min(totals)
+        card["params"] = {"SRIOV_EN": "True", "NUM_OF_VFS": card["num_vfs"]}
+        if card["num_vfs"] and (card["total_vfs"] or 0) < card["num_vfs"]:
+            plan["cards"].append(card)
+    plan["boot"] = {"pfs": [{key: pf[key] for key in ("pf", "num_vfs", "link_state", "vfs")} for pf in plan["pfs"]]}
+    plan["operator_pool"] = [{"pci_address": pf["pf"], "guids": [guid.colon_form(vf["guid"]) for vf in pf["vfs"]]}
+                             for pf in plan["pfs"] if pf["vfs"]]
+    dupes = sorted({g for g in plan["guids"] if plan["guids"].count(g) > 1})
+    if dupes:
+        raise AnsibleFilterError("sriov_pfs: the GUIDs %s are given to more than one VF of this host" % ", ".join(dupes))
+    return plan
 
 
 def _number(text):
@@ -97,7 +196,7 @@ def _named(host, names):
     return " (derived from the inventory name %s)" % ", ".join(found) if found else ""
 
 
-def sriov_guid_changes(plan, hca, host_name, pfs=None, guid_prefix="0x02fa", host_id=None, names=None):
+def guid_changes(plan, hca, host_name, pfs=None, guid_prefix="0x02fa", host_id=None, names=None):
     try:
         prefix = sriov.parse_prefix(guid_prefix, "sriov_guid_prefix")
     except guid.GuidError:
@@ -148,6 +247,75 @@ def sriov_guid_changes(plan, hca, host_name, pfs=None, guid_prefix="0x02fa", hos
     return lines
 
 
-class FilterModule:
-    def filters(self):
-        return {"sriov_guid_changes": sriov_guid_changes}
+def _pf_guids(hca):
+    """The node and port GUIDs of the physical functions in a hca_info fact."""
+    guids = set()
+    for entry in (hca or {}).get("hcas") or []:
+        if not isinstance(entry, dict) or entry.get("is_vf"):
+            continue
+        guids.add(entry.get("node_guid"))
+        guids.update(port.get("port_guid") for port in entry.get("ports") or [] if isinstance(port, dict))
+    guids.discard(None)
+    guids.discard("0x0000000000000000")
+    return guids
+
+
+def duplicate_guids(guids_by_host, known=None, hca=None, host=None):
+    """One ``<guid> on <host>, <host>`` line per GUID that two or more hosts share, sorted.
+
+    ``guids_by_host``: host name to the VF GUIDs of this run's plans; ``known``: host name to the VF GUIDs other hosts
+    published earlier (the fact sriov_vf_guids, this run or a fact cache), for the hosts not in ``guids_by_host``;
+    ``hca``: host name to its fact infiniband_hca, whose physical functions' GUIDs count as ``<host> PF``. With
+    ``host``, only the GUIDs that host's VFs use."""
+    owners = {}
+    vf_hosts = dict(known or {})
+    vf_hosts.update(guids_by_host or {})
+    for name in sorted(vf_hosts):
+        for value in vf_hosts[name] or []:
+            owners.setdefault(str(value).lower(), []).append(name)
+    # A PF GUID counts once per host however many ports show it; only a VF GUID can make it a duplicate.
+    for name in sorted(hca or {}):
+        for value in sorted(_pf_guids(hca[name])):
+            if str(value).lower() in owners:
+                owners[str(value).lower()].append("%s PF" % name)
+    return ["%s on %s" % (value, ", ".join(names)) for value, names in sorted(owners.items())
+            if len(set(names)) > 1 and (host is None or host in names)]
+
+
+def duplicate_message(dupes):
+    return ("VF GUIDs used more than once: %s (PF: a physical port's GUID). Give one of those hosts its own sriov_guid_host_id "
+            "(derived host ids can collide), or fix the guids lists in sriov_pfs. Nothing was changed." % "; ".join(dupes))
+
+
+def guid_change_message(host_name, changes):
+    return ("%s: this run would change the GUIDs of existing VFs and rebind them: %s. Nothing was changed. Set "
+            "sriov_allow_guid_change: true for this host to change them (drain the node first; update OpenSM partitions "
+            "that name the old GUIDs)." % (host_name, "; ".join(changes)))
+
+
+def firmware_status(results):
+    """Judge the mlxconfig results of the plan's cards (each with ``item``, the plan's card): the cards whose SR-IOV
+    settings wait for a reboot (``waiting``: devices; ``cards``: their card addresses), whether one asks a power cycle,
+    and the reason recorded with them."""
+    waiting = [r for r in results if r.get("reboot_required")]
+    devices = [r["item"]["device"] for r in waiting]
+    return {
+        "waiting": devices,
+        "cards": [r["item"]["card"] for r in waiting],
+        "power_cycle": any(r.get("power_cycle_required") for r in waiting),
+        "reason": "SR-IOV (SRIOV_EN, NUM_OF_VFS) of %s is set for the next boot; the boot-time unit makes the VFs then"
+                  % ", ".join(devices),
+        "stuck_msg": "The firmware of %s still runs the old SR-IOV settings. Rebooting again will not help: check the card's "
+                     "firmware version and its mlxconfig query, or power the node off and on by hand." % ", ".join(devices),
+    }
+
+
+def short_pfs(plan, waiting_cards):
+    """The PFs whose firmware allows fewer VFs than asked now, with no firmware change of their card waiting."""
+    return [pf for pf in plan["pfs"] if not pf["ready_now"] and pf["card"] not in waiting_cards]
+
+
+def short_message(short):
+    return ("The firmware allows fewer VFs than asked for, and no firmware change waits for a reboot: %sset sriov_firmware: "
+            "true (or raise NUM_OF_VFS with mlxconfig) and reboot."
+            % "".join("%s wants %s, sriov_totalvfs is %s; " % (pf["pf"], pf["num_vfs"], pf["total_vfs"]) for pf in short))

@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
-from ansible_collections.fabric.infiniband.plugins.filter.sriov_guid_changes import sriov_guid_changes
-from ansible_collections.fabric.infiniband.plugins.filter.sriov_plan import sriov_plan
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.sriov import guid_changes as sriov_guid_changes
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.sriov import plan as sriov_plan
 from ansible_collections.fabric.infiniband.plugins.module_utils import sriov
 
 PF = "0000:3b:00.0"

@@ -7,8 +7,10 @@ from __future__ import annotations
 import pytest
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.fabric.infiniband.plugins.filter.sriov_duplicate_guids import sriov_duplicate_guids
-from ansible_collections.fabric.infiniband.plugins.filter.sriov_plan import sriov_plan
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.sriov import duplicate_guids as sriov_duplicate_guids
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.sriov import plan as sriov_plan
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.sriov import (
+    duplicate_message, firmware_status, guid_change_message, short_message, short_pfs)
 
 
 def _pf(pci, model, rdma, netdev, link_layer="InfiniBand", total=None):
@@ -193,3 +195,37 @@ def test_vf_count_change_through_zero_is_refused_without_consent(want, total):
     for consent in (True, "yes"):
         out = sriov_plan(_with_vfs(4, total), [{"pf": "mlx5_2", "num_vfs": want}], host_name="node01", allow_vf_recreate=consent)
         assert out["pfs"][0]["num_vfs"] == want
+
+
+def test_duplicates_of_one_host_only_name_that_host():
+    both = {"a": ["0x1"], "b": ["0x2"]}
+    known = {"c": ["0x2"], "d": ["0x1"]}
+    assert sriov_duplicate_guids(both, known=known, host="a") == ["0x1 on a, d"]
+    assert sriov_duplicate_guids(both, known=known, host="b") == ["0x2 on b, c"]
+    assert sriov_duplicate_guids({"a": ["0x9"]}, known=known, host="a") == []
+    hca = {"a": {"hcas": [{"is_vf": False, "node_guid": "0x9", "ports": []}]}}
+    assert sriov_duplicate_guids({"a": ["0x9"]}, hca=hca, host="a") == ["0x9 on a, a PF"]
+
+
+def test_firmware_status_names_the_cards_that_wait_and_a_power_cycle():
+    card = {"device": "0000:3b:00.0", "card": "0000:3b:00", "model": "ConnectX-6", "params": {"SRIOV_EN": "True", "NUM_OF_VFS": 4}}
+    other = dict(card, device="0000:c1:00.0", card="0000:c1:00")
+    status = firmware_status([dict(item=card, reboot_required=True, power_cycle_required=True),
+                              dict(item=other, reboot_required=False)])
+    assert status["waiting"] == ["0000:3b:00.0"] and status["cards"] == ["0000:3b:00"] and status["power_cycle"]
+    assert "0000:3b:00.0 is set for the next boot" in status["reason"]
+    assert firmware_status([]) == dict(firmware_status([]), waiting=[], cards=[], power_cycle=False)
+
+
+def test_short_pfs_leave_out_the_cards_whose_firmware_change_waits():
+    out = plan([{"pf": "mlx5_0", "num_vfs": 2}, {"pf": "mlx5_2", "num_vfs": 20}], allow_vf_recreate=True)
+    assert [pf["pf"] for pf in short_pfs(out, [])] == ["0000:3b:00.0", "0000:c1:00.0"]
+    assert [pf["pf"] for pf in short_pfs(out, ["0000:3b:00"])] == ["0000:c1:00.0"]
+    message = short_message(short_pfs(out, ["0000:3b:00"]))
+    assert "0000:c1:00.0 wants 20, sriov_totalvfs is 16; set sriov_firmware: true" in message
+
+
+def test_refusals_name_the_variable():
+    assert "sriov_guid_host_id" in duplicate_message(["0x1 on a, b"]) and "Nothing was changed" in duplicate_message(["x"])
+    message = guid_change_message("node01", ["0000:3b:00.0: VFs 0 carry ..."])
+    assert message.startswith("node01: this run would change the GUIDs") and "sriov_allow_guid_change: true" in message

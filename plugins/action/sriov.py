@@ -1,0 +1,181 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""The sriov role's one step: plan, checks, firmware, record, VFs, boot unit (docs: plugins/modules/sriov.py).
+
+Where a write is decided: ``plugin_utils/sriov.py`` (the plan, the GUID checks, the judgement of what the firmware tool
+answered); this file reads the other hosts' GUIDs and runs the modules in that order.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ansible.errors import AnsibleError
+from ansible.module_utils.parsing.convert_bool import boolean
+from ansible.plugins.filter.core import to_nice_json
+
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import sriov
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.role_step import RoleAction, StepFailed
+
+FILES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles", "sriov", "files")
+UNIT = "fabric-infiniband-sriov.service"
+BOOT_JSON = "/etc/fabric-infiniband/sriov.json"
+APPLY = "/usr/local/libexec/fabric-infiniband/sriov-apply"
+# the scheme settings of another host when its variables do not say (the role's defaults)
+GUID_DEFAULTS = {"sriov_guid_mode": "scheme", "sriov_guid_prefix": "0x02fa", "sriov_guid_host_id": None}
+
+
+def _file(name):
+    with open(os.path.join(FILES, name)) as handle:
+        return handle.read()
+
+
+def _bool(value, default=False):
+    return default if value is None else boolean(value, strict=False)
+
+
+class ActionModule(RoleAction):
+    ROLE = "sriov"
+    OPTIONS = ("preflight", "firmware_only")
+
+    # --- the other hosts ------------------------------------------------------------------------------------------
+
+    def _values(self, host, names):
+        """Some variables of another host (one reading of its hostvars), templated; missing ones left out."""
+        hostvars = self._vars.get("hostvars") or {}
+        if host not in hostvars:
+            return {}
+        try:
+            values = hostvars[host]
+        except AnsibleError:
+            return {}
+        out = {}
+        for name in names:
+            try:
+                if name in values:
+                    out[name] = values[name]
+            except AnsibleError:
+                continue
+        return out
+
+    def _their_plan(self, host, values, facts):
+        """This run's plan of another host of the play, when its adapters were read in this run: its VF GUIDs, or None."""
+        hca = facts.get("infiniband_hca")
+        pfs = values.get("sriov_pfs")
+        if not pfs or not node_state.is_current(hca, bool(facts.get("infiniband_hca_stale")), run=self.run_id):
+            return None
+        settings = dict(GUID_DEFAULTS)
+        settings.update((k, values[k]) for k in GUID_DEFAULTS if values.get(k) is not None)
+        try:
+            return sriov.plan(hca, pfs, host, guid_mode=settings["sriov_guid_mode"], guid_prefix=settings["sriov_guid_prefix"],
+                              host_id=settings["sriov_guid_host_id"])["guids"]
+        except (AnsibleError, ValueError, TypeError, KeyError):
+            return None  # its own step refuses its settings
+
+    def _duplicates(self, plan):
+        """Before any write: this host's VF GUIDs against this run's plans of the play's hosts (where their adapters were
+        read in this run), the GUIDs the other hosts of the inventory published (this run, or a fact cache: --limit and job
+        slices do not hide them) and every known physical port GUID."""
+        everyone = list((self.var("groups") or {}).get("all") or [])
+        play = set(self.var("ansible_play_hosts") or [])
+        planned, known = {self.host: plan["guids"]}, {}
+        hca = {self.host: self.fact("infiniband_hca") or {}}
+        for host in everyone:
+            if host == self.host:
+                continue
+            values = self._values(host, ("ansible_facts", "sriov_vf_guids", "sriov_pfs") + tuple(GUID_DEFAULTS))
+            facts = values.get("ansible_facts") or {}
+            hca[host] = facts.get("infiniband_hca") or {}
+            theirs = self._their_plan(host, values, facts) if host in play else None
+            if theirs is not None:
+                planned[host] = theirs
+            elif values.get("sriov_vf_guids"):
+                known[host] = values["sriov_vf_guids"]
+        return sriov.duplicate_guids(planned, known=known, hca=hca, host=self.host)
+
+    # --- the node --------------------------------------------------------------------------------------------------
+
+    def _firmware(self, plan, tool):
+        """SRIOV_EN and NUM_OF_VFS of each card that needs them; the record of what waits for a reboot."""
+        results = []
+        for card in plan["cards"]:
+            result = self.module("mlxconfig", dict(device=card["device"], params=card["params"], tool=tool),
+                                 what="SR-IOV of %s (%s) NUM_OF_VFS=%s" % (card["device"], card["model"], card["params"]["NUM_OF_VFS"]))
+            results.append(dict(result, item=card))
+        status = sriov.firmware_status(results)
+        entry = self.fact("infiniband_pending")
+        if status["waiting"] or sriov.may_hold(entry, "sriov", bool(self.fact("infiniband_pending_stale", False)), self.run_id):
+            self.module("pending_action", dict(
+                name="sriov", state="present" if status["waiting"] else "absent",
+                action="power_cycle" if status["power_cycle"] else "reboot", escalate_to="power_cycle",
+                reason=status["reason"], details=dict(devices=status["waiting"]), stuck_msg=status["stuck_msg"],
+                run_id=self.run_id), what="record what waits for a reboot")
+        return status
+
+    def _vfs(self, plan, s):
+        for pf in plan["pfs"]:
+            if pf["ready_now"]:
+                self.module("sriov_vfs", dict(pf=pf["pf"], num_vfs=pf["num_vfs"], link_state=pf["link_state"], vfs=pf["vfs"],
+                                              allow_recreate=_bool(s.get("sriov_allow_vf_recreate")),
+                                              rebind=_bool(s.get("sriov_rebind"), True)),
+                            what="VFs of %s (%d)" % (pf["pf"], pf["num_vfs"]))
+
+    def _boot_unit(self, plan, s):
+        """The unit that makes the VFs again at every boot (never started here), or its removal."""
+        persisted = _bool(s.get("sriov_persist"), True) and len(plan["pfs"]) > 0
+        # state absent removes the unit and the files by their paths
+        self.module("boot_unit", dict(name=UNIT, state="present" if persisted else "absent", unit=_file(UNIT), files=[
+            dict(path=BOOT_JSON, content=to_nice_json(plan["boot"], sort_keys=True) + "\n", mode="0644"),
+            dict(path=APPLY, content=_file("sriov-apply"), mode="0644")]), what="the boot-time unit %s" % UNIT)
+
+    # --- the step --------------------------------------------------------------------------------------------------
+
+    def step(self):
+        s = self.settings
+        pfs = s.get("sriov_pfs") or []
+        if pfs:
+            # with the node's record along when the adapters are read anyway (one module run): whether an entry of the
+            # role may be there is then known
+            hca = self.hca(pending=not self.current("infiniband_hca"))
+        else:
+            hca = {"hcas": []}  # a host with no PF listed needs no reading (the plan still checks the other settings)
+        plan = sriov.plan(hca, pfs, host_name=self.host, guid_mode=s.get("sriov_guid_mode", "scheme"),
+                          guid_prefix=s.get("sriov_guid_prefix", "0x02fa"), host_id=s.get("sriov_guid_host_id"),
+                          link_state=s.get("sriov_link_state", "auto"), firmware_num_vfs=s.get("sriov_firmware_num_vfs", 0),
+                          allow_vf_recreate=_bool(s.get("sriov_allow_vf_recreate")))
+        self.returns(plan=plan)
+        # A VF that shows a GUID other than the plan's would be unbound and bound again with the new one (read on the node,
+        # in this run's infiniband_hca), before anything is written.
+        if pfs and not _bool(s.get("sriov_allow_guid_change")):
+            changes = sriov.guid_changes(plan, hca, host_name=self.host, pfs=pfs, guid_prefix=s.get("sriov_guid_prefix", "0x02fa"),
+                                         host_id=s.get("sriov_guid_host_id"), names=(self.var("groups") or {}).get("all"))
+            if changes:
+                raise StepFailed(sriov.guid_change_message(self.host, changes))
+        if plan["guids"]:
+            dupes = self._duplicates(plan)
+            if dupes:
+                raise StepFailed(sriov.duplicate_message(dupes))
+        # what other roles and plays read (OpenSM's partitions, the cluster play, the check above on the other hosts);
+        # published in the preflight too, so that the hosts' later steps of the run check against this run's plans
+        self.publish(sriov_vf_guids=plan["guids"], sriov_state=plan["pfs"])
+        if self.preflight:
+            return
+        waiting = []
+        if _bool(s.get("sriov_firmware"), True) and (plan["cards"] or sriov.may_hold(
+                self.fact("infiniband_pending"), "sriov", bool(self.fact("infiniband_pending_stale", False)), self.run_id)):
+            status = self._firmware(plan, s.get("sriov_tool") or "auto")
+            waiting = status["cards"]
+            self.returns(firmware=status)
+        if _bool(self.arg("firmware_only")):
+            return
+        # A PF gets its VFs now when its card's firmware allows them; otherwise at the next boot, from the unit, once the
+        # firmware change recorded above is live.
+        short = sriov.short_pfs(plan, waiting)
+        if short:
+            raise StepFailed(sriov.short_message(short))
+        self._vfs(plan, s)
+        self._boot_unit(plan, s)
