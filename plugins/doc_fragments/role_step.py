@@ -23,14 +23,17 @@ attributes:
     support: full
     description: Runs on the controller as an action plugin, which runs the role's modules on the node.
   check_mode:
+    description: Can run with C(--check) and then reports what it would change without changing it.
     support: full
     details:
       - The modules run in check mode; the reads that decide a plan run for real (they change nothing).
   diff_mode:
+    description: Returns the state before and after the change when run with C(--diff).
     support: full
     details:
       - The modules' diffs, one per change.
   platform:
+    description: The target systems this module runs on.
     support: full
     platforms: linux
 notes:

@@ -20,7 +20,7 @@ description:
     nothing pending on the node; every InfiniBand port seen in the fabric topology."
   - A check whose role the host does not use (for example no C(sriov_pfs)) is V(not asked), not a failure.
   - A node that waits for a reboot, a firmware reset or a power cycle (an entry of its pending-action record that no boot has tried
-    yet, RV(fabric.infiniband.pending_info#module:entries[].booted_since) false) is V(waiting), not failing. Its C(pending) check
+    yet, RV(fabric.infiniband.pending_info#module:entries.booted_since) false) is V(waiting), not failing. Its C(pending) check
     and each check that fails in a category the waiting entries change at the boot are V(waiting); the categories come from the
     entry's name, the role that recorded it. C(link_type) changes the link layer, port state, SM, P_Keys, in-fabric, VF and VF
     GUID checks (it also writes the SR-IOV firmware parameters in the same step), C(sriov) the VF and VF GUID checks,

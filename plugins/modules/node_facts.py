@@ -37,7 +37,7 @@ attributes:
 options:
   facts:
     description:
-      - Whether to return the facts of the C(distribution), C(platform) and C(pkg_mgr) subsets in RV(ansible_facts).
+      - Whether to return the facts of the C(distribution), C(platform) and C(pkg_mgr) subsets as facts (C(ansible_facts)).
       - V(false) leaves the facts the host has alone (gathered earlier, or set by a test); the package database is still chosen
         by the node's own family, read for that purpose only.
     type: bool
