@@ -100,7 +100,9 @@ PLAYBOOK_VARIABLES = [
     ("infiniband_run_owner", "str", None,
      "Who runs, the name under which ``nodes.yml`` (and ``reboot.yml`` run alone) takes each node's run lock "
      "(``fabric.infiniband.run_lock``). Unset: in AWX ``AWX job template <name>``, else the controller's user and host "
-     "(``alice@ctl01``). A run of the same owner renews a lock left by a failed run; another owner is refused."),
+     "(``alice@ctl01``). Each run holds its own lock (the lock records the run besides the owner): a later run of the "
+     "same owner takes over a lock left by a failed run of this controller, never a running one's; another owner is "
+     "refused."),
     ("infiniband_break_lock", "bool", False,
      "Take a node's run lock even though another owner holds it: only when no other run is in progress (a run that "
      "failed, was killed or lost its connection leaves its lock)."),

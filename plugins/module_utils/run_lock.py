@@ -7,13 +7,18 @@
 
 One small JSON file, written by the ``run_lock`` module:
 
-    {"version": 1, "owner": "alice@ctl01", "since": 1700000000,
+    {"version": 1, "owner": "alice@ctl01", "run": "ctl01:41522:8840213", "since": 1700000000,
      "renewed": 1700000000, "boot": "<boot identity when last taken or renewed>"}
 
-``owner`` names who runs (an operator at a controller, an AWX job template); the same owner taking
-the lock again renews it. A lock is stale when it was not renewed for ``max_age`` seconds: a run that was killed
-leaves its lock behind. A lock is not stale because the node booted since: the run that holds it
-reboots nodes on purpose.
+``owner`` names who runs (an operator at a controller, an AWX job template); ``run`` is the identity
+of one run of ansible-playbook (the ``fabric.infiniband.run_id`` lookup: controller host, PID and
+start time), written when the caller gives one. The same run taking the lock again renews it; two
+runs of the same owner are two runs (issue 33): a later run takes the lock of an earlier one only
+when that run is gone (the action plugin sees on the controller that its process ended), when it is
+stale, or with break_lock. A lock without ``run`` (an older collection, or a caller without
+``run_id``) belongs to its owner alone, as before. A lock is stale when it was not renewed for
+``max_age`` seconds: a run that was killed leaves its lock behind. A lock is not stale because the
+node booted since: the run that holds it reboots nodes on purpose.
 
 This file holds the pure part (parse, judge, say); the module does the file system work.
 """
@@ -58,13 +63,31 @@ def parse(text):
             raise ValueError("its %s is not a number of seconds" % key)
     if not isinstance(data.get("boot"), str):
         raise ValueError("its boot is not a string")
+    if data.get("run") is not None and not isinstance(data.get("run"), str):
+        raise ValueError("its run is not a string")
     return data
 
 
-def new(owner, now, boot, previous=None):
-    """The lock ``owner`` takes at ``now``; when it renews its own lock, ``since`` stays."""
-    since = previous["since"] if previous and previous.get("owner") == owner else now
-    return {"version": VERSION, "owner": owner, "since": int(since), "renewed": int(now), "boot": boot}
+def same_run(lock, owner, run):
+    """Whether ``lock`` is the lock of the run (``owner``, ``run``): the same owner and the same run identity
+    (both without one: a lock and a caller of before run identities)."""
+    return lock.get("owner") == owner and (lock.get("run") or None) == (run or None)
+
+
+def new(owner, now, boot, previous=None, run=None):
+    """The lock the run (``owner``, ``run``) takes at ``now``; when it renews its own lock, ``since`` stays."""
+    since = previous["since"] if previous and same_run(previous, owner, run) else now
+    lock = {"version": VERSION, "owner": owner, "since": int(since), "renewed": int(now), "boot": boot}
+    if run:
+        lock["run"] = run
+    return lock
+
+
+def setting(names, option):
+    """How a message names ``option``: ``infiniband_run_lock_max_age (max_age)`` where ``names`` (the module's
+    setting_names) says which variable of the user's it came from, else the option."""
+    name = (names or {}).get(option)
+    return "%s (%s)" % (name, option) if name and name != option else option
 
 
 def age(lock, now):
@@ -94,9 +117,10 @@ def utc(seconds):
 
 
 def describe(lock, now, boot):
-    """'"AWX job 4711", taken 2026-11-26T05:10:00Z, last renewed 12 min ago, in this boot of the node'."""
+    """'"AWX job 4711" (run ctl01:4152:88), taken 2026-11-26T05:10:00Z, last renewed 12 min ago, in this boot of the node'."""
     where = "in this boot of the node" if lock["boot"] == boot else "in an earlier boot of the node"
-    return "%s, taken %s, last renewed %s ago, %s" % (json.dumps(lock["owner"]), utc(lock["since"]), span(age(lock, now)), where)
+    run = " (run %s)" % lock["run"] if lock.get("run") else ""
+    return "%s%s, taken %s, last renewed %s ago, %s" % (json.dumps(lock["owner"]), run, utc(lock["since"]), span(age(lock, now)), where)
 
 
 def clear_hint(path):
@@ -104,11 +128,17 @@ def clear_hint(path):
             "(the collection's playbooks: %s), or remove the file on the node (rm %s)." % (PLAYBOOK_BREAK, path))
 
 
-def held_message(path, lock, now, boot, max_age):
-    """Another run holds the lock."""
-    stale = "it goes stale %s after its last renewal" % span(max_age) if max_age > 0 else "max_age is 0: it never goes stale"
-    return ("Another run holds the run lock of this node (%s): %s. Wait until that run ends; it releases the lock. %s "
-            "(A lock not renewed for max_age is taken over without asking; %s.)" % (path, describe(lock, now, boot), clear_hint(path), stale))
+def held_message(path, lock, now, boot, max_age, names=None, same_owner=False, liveness=None):
+    """Another run holds the lock (``same_owner``: another run of this run's owner; ``liveness``: what the
+    controller could tell of that run, a sentence or None)."""
+    max_age_name = setting(names, "max_age")
+    stale = ("it goes stale %s after its last renewal" % span(max_age) if max_age > 0
+             else "%s is 0: it never goes stale" % max_age_name)
+    who = "Another run of the same owner" if same_owner else "Another run"
+    live = " %s." % liveness if liveness else ""
+    return ("%s holds the run lock of this node (%s): %s.%s Wait until that run ends; it releases the lock. %s "
+            "(A lock not renewed for %s is taken over without asking; %s.)"
+            % (who, path, describe(lock, now, boot), live, clear_hint(path), max_age_name, stale))
 
 
 def damaged_message(path, reason):

@@ -15,9 +15,14 @@ description:
     to reboot it. A run takes the node's run lock first (O(state=present)) and releases it at its end (O(state=absent)).
   - The lock is one small JSON file on the node naming the run that holds it (O(owner)), when it was taken and last renewed, and in
     which boot. When another run holds it, the module fails with the owner, the lock's age and how to clear it.
-  - The same owner taking the lock again renews it (for example after the run rebooted the node). A lock not renewed for O(max_age)
+  - The same run taking the lock again renews it (for example after the run rebooted the node). With O(run_id), two runs of the
+    same owner are two runs; the later one takes over the lock of the earlier one only when that run is gone (its
+    C(ansible-playbook) process no longer exists, which the controller can tell when that run was started on the same
+    controller), when the lock is stale, or with O(break_lock=true), never while it runs. A lock not renewed for O(max_age)
     seconds is stale, as left by a run that was killed, and is taken over with a warning. A lock is not stale because the node
     booted since it was taken, since the run holding it reboots nodes on purpose.
+  - A run that finds its own lock gone when it releases it (the node rebooted under it from a file system that does not keep
+    the lock, or the file was removed) gets one warning saying so, not a failure.
   - To clear a lock by hand when no run is in progress, run the module with O(break_lock=true) (the collection's playbooks
     C(-e infiniband_break_lock=true)), or remove the file on the node.
   - Safe against races on the node. Every decision is taken under an exclusive C(flock) of the lock's directory, a new lock
@@ -34,6 +39,10 @@ attributes:
       - Reports what it would do and fails where a real run would (another run holds the lock), but writes nothing.
   diff_mode:
     support: full
+  action:
+    support: full
+    details:
+      - The action plugin of the same name checks on the controller whether the run holding the lock still runs (O(run_id)).
 options:
   state:
     description:
@@ -52,9 +61,31 @@ options:
         run must be cleared (O(break_lock)) or wait for O(max_age).
       - One line of at most 200 printable characters. Required unless O(break_lock=true).
     type: str
+  run_id:
+    description:
+      - The identity of this run of C(ansible-playbook), from the P(fabric.infiniband.run_id#lookup) lookup (controller host, PID
+        and start time). Recorded in the lock besides O(owner), so that each run holds its own lock; a second run of the same owner
+        started beside the first is refused while the first runs.
+      - Without it, runs with the same owner count as one, as before.
+    type: str
+    version_added: 0.3.0
+  setting_names:
+    description:
+      - The names under which the user set this module's options, for the messages. Mapping C(max_age) to
+        C(infiniband_run_lock_max_age), as the collection's playbooks do, a message names C(infiniband_run_lock_max_age (max_age)).
+    type: dict
+    default: {}
+    version_added: 0.3.0
+  replace_run:
+    description:
+      - Set by the action plugin, not by hand. Take over the lock if the run it names still holds it, as the controller saw that
+        run's process end.
+    type: str
+    version_added: 0.3.0
   max_age:
     description:
       - Seconds after its last renewal when a lock is stale and is taken over. V(0) means never by age.
+      - A whole number; the action plugin refuses anything else naming the user's variable (O(setting_names)).
     type: int
     default: 21600
   break_lock:
@@ -76,7 +107,9 @@ EXAMPLES = r"""
 - name: Take the node's run lock
   fabric.infiniband.run_lock:
     owner: "{{ infiniband_run_owner }}"
-    max_age: 21600
+    run_id: "{{ lookup('fabric.infiniband.run_id') }}"
+    max_age: "{{ infiniband_run_lock_max_age | default(21600) }}"
+    setting_names: {max_age: infiniband_run_lock_max_age}
     break_lock: "{{ infiniband_break_lock | default(false) }}"
   changed_when: false  # run bookkeeping, released at the end of the run
 
@@ -84,6 +117,7 @@ EXAMPLES = r"""
   fabric.infiniband.run_lock:
     state: absent
     owner: "{{ infiniband_run_owner }}"
+    run_id: "{{ lookup('fabric.infiniband.run_id') }}"
   changed_when: false
 
 # ansible ib_nodes -b -m fabric.infiniband.run_lock -a 'state=absent break_lock=true' --limit node03
@@ -106,7 +140,10 @@ lock:
   sample: {owner: "alice@ctl01", since: 1763776000, renewed: 1763776000, boot: "8c7e0d5e:1", version: 1}
   contains:
     owner:
-      description: The run that holds the lock.
+      description: Who runs the run that holds the lock.
+      type: str
+    run:
+      description: The identity of the run that holds the lock (O(run_id)); absent when it gave none.
       type: str
     since:
       description: When the owner took the lock, seconds since the epoch.
@@ -127,6 +164,14 @@ acquired:
   type: bool
 released:
   description: A lock was removed (would be, in check mode).
+  returned: always
+  type: bool
+held_by:
+  description: When another run holds the lock (the module failed), that lock, and C(same_owner) when it is a run of the same owner.
+  returned: failed
+  type: dict
+gone:
+  description: This run's lock was not found when it was released (the node rebooted under the run, or the file was removed).
   returned: always
   type: bool
 broken:
@@ -167,6 +212,9 @@ def argument_spec():
         max_age=dict(type="int", default=lockfile.DEFAULT_MAX_AGE),
         break_lock=dict(type="bool", default=False),
         path=dict(type="path", default=lockfile.DEFAULT_PATH),
+        run_id=dict(type="str"),
+        setting_names=dict(type="dict", default={}),
+        replace_run=dict(type="str"),
     )
 
 
@@ -179,6 +227,9 @@ class RunLock(object):
         self.now = int(now())
         self.boot = pending.boot_identity()
         self.guard_fd = None
+        self.run_id = module.params["run_id"] or None
+        self.names = module.params["setting_names"] or {}
+        self.gone = False
 
     def validate(self):
         owner = self.params["owner"]
@@ -187,7 +238,12 @@ class RunLock(object):
                                       "'alice@ctl01': %s (got %s)"
                                       % (lockfile.OWNER_MAX, lockfile.owner_problem(owner), json.dumps(owner)))
         if self.params["max_age"] < 0:
-            self.module.fail_json(msg="max_age must be 0 (a lock never goes stale by age) or a number of seconds, got %d" % self.params["max_age"])
+            self.module.fail_json(msg="%s must be 0 (a lock never goes stale by age) or a number of seconds, got %d"
+                                      % (lockfile.setting(self.names, "max_age"), self.params["max_age"]))
+        run = self.run_id
+        if run is not None and lockfile.owner_problem(run):
+            self.module.fail_json(msg="run_id must name the run in one line (the fabric.infiniband.run_id lookup): %s (got %s)"
+                                      % (lockfile.owner_problem(run), json.dumps(run)))
         if os.path.basename(self.path) in ("", ".", ".."):
             self.module.fail_json(msg="path must name a file, got %s" % json.dumps(self.path))
 
@@ -273,31 +329,43 @@ class RunLock(object):
     def acquire(self, current, problem):
         """(what to write: create/replace, broken, message); fails when another live run holds the lock."""
         owner, max_age = self.params["owner"], self.params["max_age"]
+        max_age_name = lockfile.setting(self.names, "max_age")
         if problem:
             if not self.params["break_lock"]:
                 self.module.fail_json(msg=lockfile.damaged_message(self.path, problem), path=self.path)
             return "replace", True, "Replaced the run lock %s, which could not be used (%s), with break_lock" % (self.path, problem)
         if current is None:
             return "create", False, "Took the run lock %s" % self.path
-        if current["owner"] == owner:
-            return "replace", False, "Renewed the run lock %s" % self.path
+        if lockfile.same_run(current, owner, self.run_id):
+            booted = "" if current["boot"] == self.boot else " (the node booted since this run took it)"
+            return "replace", False, "Renewed the run lock %s%s" % (self.path, booted)
+        same_owner = current["owner"] == owner
+        if same_owner and current.get("run") and current.get("run") == self.params["replace_run"]:
+            return "replace", True, ("Took over the run lock %s of %s: that run is gone (its ansible-playbook process on this "
+                                     "controller ended)" % (self.path, lockfile.describe(current, self.now, self.boot)))
         if lockfile.is_stale(current, self.now, max_age):
-            return "replace", True, ("Took over the stale run lock %s of %s (not renewed for more than max_age, %s)"
-                                     % (self.path, lockfile.describe(current, self.now, self.boot), lockfile.span(max_age)))
+            return "replace", True, ("Took over the stale run lock %s of %s (not renewed for more than %s, %s)"
+                                     % (self.path, lockfile.describe(current, self.now, self.boot), max_age_name, lockfile.span(max_age)))
         if self.params["break_lock"]:
             return "replace", True, "Broke the run lock %s of %s with break_lock" % (self.path, lockfile.describe(current, self.now, self.boot))
-        self.module.fail_json(msg=lockfile.held_message(self.path, current, self.now, self.boot, max_age), path=self.path,
-                              previous=self.with_age(current))
+        held = dict(self.with_age(current), same_owner=same_owner)
+        self.module.fail_json(msg=lockfile.held_message(self.path, current, self.now, self.boot, max_age, self.names, same_owner),
+                              path=self.path, previous=self.with_age(current), held_by=held)
 
     def release(self, current, problem):
         """(what to write: remove/None, broken, message) for state=absent, or break_lock=true without an owner."""
         if current is None and not problem:
+            if self.run_id and self.params["owner"] is not None:
+                self.gone = True
+                self.module.warn("The run lock %s of this run is gone: the node rebooted under the run from a file system that "
+                                 "does not keep it, or someone removed it. Nothing to release; check that no other run "
+                                 "works on this node." % self.path)
             return None, False, "No run lock at %s" % self.path
         if problem:
             if not self.params["break_lock"]:
                 self.module.fail_json(msg=lockfile.damaged_message(self.path, problem), path=self.path)
             return "remove", True, "Removed the run lock %s, which could not be used (%s), with break_lock" % (self.path, problem)
-        if current["owner"] == self.params["owner"]:
+        if lockfile.same_run(current, self.params["owner"], self.run_id):
             return "remove", False, "Released the run lock %s" % self.path
         if self.params["break_lock"]:
             return "remove", True, "Broke the run lock %s of %s with break_lock" % (self.path, lockfile.describe(current, self.now, self.boot))
@@ -309,7 +377,7 @@ class RunLock(object):
         """(lock after, what to write, broken, message)."""
         if self.params["state"] == "present" and self.params["owner"] is not None:
             write, broken, msg = self.acquire(current, problem)
-            return lockfile.new(self.params["owner"], self.now, self.boot, current), write, broken, msg
+            return lockfile.new(self.params["owner"], self.now, self.boot, current, self.run_id), write, broken, msg
         write, broken, msg = self.release(current, problem)
         return (None if write == "remove" else current), write, broken, msg
 
@@ -319,7 +387,12 @@ class RunLock(object):
         elif write == "replace":
             self.replace(after)
         elif write == "remove":
-            os.unlink(self.path)
+            try:
+                os.unlink(self.path)
+            except (IOError, OSError) as exc:
+                if exc.errno != errno.ENOENT:
+                    raise
+                self.gone = True  # removed behind the guard: what this run wanted
         self.sync()
 
     def run(self):
@@ -345,6 +418,10 @@ class RunLock(object):
                     self.apply(after, write)
         except (IOError, OSError) as exc:
             self.fail_io(exc, "take" if present else "release")
+        except Exception as exc:  # pylint: disable=broad-except
+            # one line for the operator (for example a node that rebooted under the run), never a traceback
+            self.module.fail_json(msg="Cannot %s the run lock %s: %s: %s. If the node rebooted under this run, run again."
+                                      % ("take" if present else "release", self.path, type(exc).__name__, exc), changed=False)
         if broken:
             self.module.warn(msg)
         changed = write is not None
@@ -353,7 +430,7 @@ class RunLock(object):
         # Taking the lock either holds it or has failed the module.
         acquired = present and self.params["owner"] is not None
         result = dict(changed=changed, path=self.path, lock=after, previous=self.with_age(current), acquired=acquired, released=write == "remove",
-                      broken=broken, msg=msg)
+                      broken=broken, msg=msg, gone=self.gone)
         if self.module._diff:
             result["diff"] = dict(before=current or {}, after=after or {}, before_header=self.path, after_header=self.path)
         self.module.exit_json(**result)

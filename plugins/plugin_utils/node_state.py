@@ -50,6 +50,17 @@ def run_id():
     return "%s:%d:%s" % (socket.gethostname(), pid, _start_time(pid))
 
 
+def run_alive(run, proc="/proc"):
+    """Whether the run ``run`` (a :func:`run_id`) still runs: True or False when it was started on this
+    controller (its process, with the same start time, exists or not), None when it ran elsewhere or
+    ``run`` is no run identity (nobody here can tell)."""
+    parts = run.rsplit(":", 2) if isinstance(run, str) else []
+    if len(parts) != 3 or not parts[1].isdigit() or parts[0] != socket.gethostname():
+        return None
+    start = _start_time(int(parts[1]), proc)
+    return bool(start) and start == parts[2]
+
+
 def is_current(fact, stale=False, run=None):
     """True when ``fact`` was read in this run (``run``, default :func:`run_id`) and nothing has
     marked it stale since. A missing, malformed or unstamped fact is not current."""
