@@ -128,7 +128,11 @@ def _is_result(value):
 
 def unknown_vars(variables, options, roles=None, allow=()):
     """``[{name, role, did_you_mean}]`` for every variable named ``<role>_*`` (for a role in ``roles``, default all)
-    that is neither an option of that role, nor a fact a role publishes, nor in ``allow``, nor a registered result."""
+    that is neither an option of that role, nor a fact a role publishes, nor in ``allow``, nor a registered result;
+    and for every ``infiniband_*`` variable that is none of the collection's own names (plugin_utils/playbook_vars.py:
+    the playbooks' settings, read by node_reboot and the playbooks, whatever ``roles`` says), with the closest one."""
+    from ansible_collections.fabric.infiniband.plugins.plugin_utils import playbook_vars  # pylint: disable=import-outside-toplevel
+
     roles = sorted(options) if roles is None else roles
     known = set(allow)
     # a host fact is no setting: what a role's step or a module published (as a fact cache keeps it)
@@ -138,9 +142,16 @@ def unknown_vars(variables, options, roles=None, allow=()):
     for role, names in options.items():
         known.update(names)
         known.update(PUBLISHED.get(role, ()))
+    known.update(playbook_vars.KNOWN)
     out = []
     for name in sorted(variables):
         if not isinstance(name, str) or name.startswith("_") or name in known:
+            continue
+        if name.startswith(playbook_vars.PREFIX):
+            if not _is_result(variables[name]):
+                close = difflib.get_close_matches(name, playbook_vars.SETTINGS, n=1, cutoff=0.75)
+                # node_reboot reads the playbooks' infiniband_* settings (its defaults); its documentation lists them
+                out.append({"name": name, "role": "node_reboot", "did_you_mean": close[0] if close else None})
             continue
         role = _role_of(name, options)
         if role is None or role not in roles or _is_result(variables[name]):

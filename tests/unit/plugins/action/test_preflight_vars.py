@@ -53,6 +53,29 @@ def test_unknown_vars(variables, roles, allow, expected):
     assert [(f["name"], f["role"], f["did_you_mean"]) for f in found] == expected
 
 
+@pytest.mark.parametrize("variables, roles, expected", [
+    # issue 33 class 3: the collection's own infiniband_* names, whatever roles the check is for
+    ({"infiniband_allow_reboots": True}, None, [("infiniband_allow_reboots", "node_reboot", "infiniband_allow_reboot")]),
+    ({"infiniband_allow_reboots": True}, ["sriov"], [("infiniband_allow_reboots", "node_reboot", "infiniband_allow_reboot")]),
+    ({"infiniband_reboot_serail": 2}, None, [("infiniband_reboot_serail", "node_reboot", "infiniband_reboot_serial")]),
+    ({"infiniband_run_lock_maxage": 60}, None, [("infiniband_run_lock_maxage", "node_reboot", "infiniband_run_lock_max_age")]),
+    ({"infiniband_zzz": 1}, None, [("infiniband_zzz", "node_reboot", None)]),
+    # known settings, facts (also outside ansible_facts, as a fact cache may give them), results, the allow list
+    ({"infiniband_allow_reboot": True, "infiniband_reboot_serial": 1, "infiniband_run_lock_max_age": 0,
+      "infiniband_hca": {}, "infiniband_pending_stale": True, "infiniband_preflight": {}, "infiniband_x": RESULT,
+      "ansible_facts": {"infiniband_new_fact": {}}, "infiniband_new_fact": {}}, None, []),
+])
+def test_unknown_infiniband_vars(variables, roles, expected):
+    found = p.unknown_vars(variables, OPTIONS, roles)
+    assert [(f["name"], f["role"], f["did_you_mean"]) for f in found] == expected
+    assert p.unknown_vars(dict(variables, infiniband_mine=1), OPTIONS, roles, ("infiniband_mine",)) == found
+
+
+def test_unknown_infiniband_var_message():
+    assert p.message(p.unknown_vars({"infiniband_allow_reboots": True}, OPTIONS)).startswith(
+        "unknown setting infiniband_allow_reboots (did you mean infiniband_allow_reboot?): it is no option of the role node_reboot")
+
+
 def test_longest_prefix_wins():
     options = {"rdma": {"rdma_x"}, "rdma_netns": {"rdma_netns_mode"}}
     assert p.unknown_vars({"rdma_netns_mod": 1}, options) == [{"name": "rdma_netns_mod", "role": "rdma_netns",
