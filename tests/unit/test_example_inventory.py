@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""inventories/example: every host's role variables pass that role's argument spec.
+"""inventories/example and inventories/minimal: every host's role variables pass that role's argument spec.
 
 The inventory is loaded as ansible-playbook loads it (InventoryManager, VariableManager; no host
 is contacted), each host's variables are rendered with Ansible's templating (the IPoIB addresses
@@ -13,7 +13,8 @@ ArgumentSpecValidator, as the role itself does at run time. Unlike the role, the
 on a role-prefixed variable that the spec does not know: a misspelt name in an example is a bug.
 
 Also: the groups the playbooks use exist, and what the roles check across the play (VF GUIDs,
-IPoIB addresses) holds across the whole inventory, which is what makes a sliced AWX job safe.
+IPoIB addresses) holds across the whole inventory, which is what makes a sliced AWX job safe; and
+inventories/minimal stays minimal: two nodes, the node roles only, about ten lines of variables.
 """
 
 from __future__ import annotations
@@ -35,20 +36,21 @@ from ansible.vars.manager import VariableManager
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 INVENTORY = os.path.join(ROOT, "inventories", "example")
+MINIMAL = os.path.join(ROOT, "inventories", "minimal")
 ROLES = {
     os.path.basename(os.path.dirname(os.path.dirname(path))): path
     for path in sorted(glob.glob(os.path.join(ROOT, "roles", "*", "meta", "argument_specs.yml")))
 }
 
 
-@pytest.fixture(scope="module")
-def inventory():
+def _load(path):
+    """The inventory at path as ansible-playbook loads it: (InventoryManager, {host: rendered role variables})."""
     with warnings.catch_warnings():
         # Another test module may have configured the collection loader already; that is fine.
         warnings.filterwarnings("ignore", "AnsibleCollectionFinder has already been configured")
         init_plugin_loader()
     loader = DataLoader()
-    manager = InventoryManager(loader=loader, sources=[INVENTORY])
+    manager = InventoryManager(loader=loader, sources=[path])
     variables = VariableManager(loader=loader, inventory=manager)
     hostvars = {}
     for host in manager.get_hosts():
@@ -57,6 +59,16 @@ def inventory():
         hostvars[host.name] = {name: templar.template(value) for name, value in raw.items()
                                if any(name.startswith(role + "_") for role in ROLES) or name == "site_host_number"}
     return manager, hostvars
+
+
+@pytest.fixture(scope="module")
+def inventory():
+    return _load(INVENTORY)
+
+
+@pytest.fixture(scope="module", params=[INVENTORY, MINIMAL], ids=["example", "minimal"])
+def any_inventory(request):
+    return request.param, _load(request.param)
 
 
 def _spec(role):
@@ -80,8 +92,8 @@ def test_groups(inventory):
 
 
 @pytest.mark.parametrize("role", sorted(ROLES))
-def test_role_variables_pass_the_argument_spec(inventory, role):
-    _manager, hostvars = inventory
+def test_role_variables_pass_the_argument_spec(any_inventory, role):
+    path, (_manager, hostvars) = any_inventory
     spec = _spec(role)
     checked = 0
     for host, values in sorted(hostvars.items()):
@@ -91,13 +103,14 @@ def test_role_variables_pass_the_argument_spec(inventory, role):
         result = ArgumentSpecValidator(spec).validate(params)
         assert not result.error_messages, "%s, role %s: %s" % (host, role, "; ".join(result.error_messages))
         checked += 1
-    if role in ("rdma_stack", "link_type", "rdma_netns", "sriov", "ipoib", "opensm", "k8s_network"):
-        assert checked, "the example sets no variable of role %s" % role
+    wanted = ("rdma_stack", "link_type", "rdma_netns", "sriov") + (("ipoib", "opensm", "k8s_network") if path == INVENTORY else ())
+    if role in wanted:
+        assert checked, "%s sets no variable of role %s" % (os.path.basename(path), role)
 
 
-def test_consent_variables_are_off(inventory):
-    """Disruptive steps stay off in the example: a run decides them, never the inventory."""
-    _manager, hostvars = inventory
+def test_consent_variables_are_off(any_inventory):
+    """Disruptive steps stay off in the inventories: a run decides them, never the inventory."""
+    _path, (_manager, hostvars) = any_inventory
     consents = [name for role in ROLES for name in _spec(role) if "_allow_" in name or name.endswith("_take_over")]
     for host, values in hostvars.items():
         for name in consents:
@@ -115,11 +128,11 @@ def test_expected_per_group_values(inventory):
     assert hostvars["k8s-cp01"]["k8s_network_rdma_netns"] == "exclusive"
 
 
-def test_derived_vf_guid_host_ids_are_unique(inventory):
+def test_derived_vf_guid_host_ids_are_unique(any_inventory):
     """The sriov role's scheme puts the host id in bytes 3-6 of each VF GUID: distinct host ids
     give distinct GUIDs whatever the PF and VF indexes, so checking the host ids of the whole
     inventory is the fleet-wide form of the role's per-play check (module_utils/sriov.py host_id)."""
-    _manager, hostvars = inventory
+    _path, (_manager, hostvars) = any_inventory
     owners = {}
     for host, values in hostvars.items():
         if not values.get("sriov_pfs") or values.get("sriov_guid_mode", "scheme") != "scheme":
@@ -171,3 +184,22 @@ def test_partitions_pass_the_opensm_checks(inventory):
     members = opensm_partition_hosts(sm["opensm_partitions"], groups=groups, hosts=sorted(hostvars),
                                      default=sm["opensm_default_partition"])
     assert set(members) == set(groups["gpu_nodes"]) | set(groups["hpc_nodes"])
+
+
+def test_minimal_stays_minimal():
+    """inventories/minimal: two nodes in ib_nodes and nothing else (the SM runs on UFM or a switch), the node roles'
+    variables only, about ten lines of them (README.md and fabric.rst promise it), no lab or site-specific wiring."""
+    manager, hostvars = _load(MINIMAL)
+    groups = manager.get_groups_dict()
+    assert sorted(groups["ib_nodes"]) == sorted(groups["all"]) and len(groups["ib_nodes"]) == 2, groups
+    assert not groups.get("opensm") and not groups.get("k8s_control") and not groups.get("gpu_nodes"), groups
+    prefixes = {name.split("_")[0] for values in hostvars.values() for name in values}
+    assert prefixes <= {"rdma", "link", "sriov"}, prefixes
+    lines = 0
+    for path in glob.glob(os.path.join(MINIMAL, "group_vars", "*.yml")) + glob.glob(os.path.join(MINIMAL, "host_vars", "*.yml")):
+        with open(path) as handle:
+            lines += len([line for line in handle if line.strip() and not line.lstrip().startswith("#") and line.strip() != "---"])
+    assert lines <= 12, "inventories/minimal has %d lines of variables; about ten is its point" % lines
+    with open(os.path.join(MINIMAL, "hosts.yml")) as handle:
+        text = handle.read()
+    assert "infiniband_reboot_command" not in text and "127.0.0.1" not in text
