@@ -230,12 +230,20 @@ class RoleAction(ActionBase):
             # outside the role (the preflight play runs every role's step) its defaults are not variables of the task
             defaults = role_defaults(self.ROLE)
             self.settings = {}
+            # a default may refer to another (rdma_stack_doca_key_url to rdma_stack_doca_repo_url), as in the role
+            templar = None
             for name in names:
                 if name in task_vars:
                     self.settings[name] = self.var(name)
                 elif name in defaults:
                     value = defaults[name]
-                    self.settings[name] = self._templar.template(trust_as_template(value)) if isinstance(value, str) else value
+                    if isinstance(value, str):
+                        if templar is None:
+                            templar = self._templar.copy_with_new_env(available_variables=dict(
+                                dict((key, trust_as_template(val) if isinstance(val, str) else val) for key, val in defaults.items()),
+                                **task_vars))
+                        value = templar.template(trust_as_template(value))
+                    self.settings[name] = value
             self.step()
         except StepFailed as exc:
             result.update(failed=True, msg=str(exc))
