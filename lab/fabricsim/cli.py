@@ -5,7 +5,7 @@
 
 ``main`` loads the state under its lock, runs the tool, saves the state if the tool changed it,
 appends one line to the call log, prints the tool's stdout/stderr and returns its exit code.
-``fabricsim`` is the admin tool: ``boot`` (power-on rules), ``power-cycle``, ``fault`` (inject one), ``show``.
+``fabricsim`` is the admin tool: ``boot`` (power-on rules), ``power-cycle``, ``fault`` (inject one), ``port`` (a port's counters and link), ``show``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from fabricsim import Result
+from fabricsim import Result, porthealth
 from fabricsim import state as sim_state
 
 # tool -> (which tools.firmware / flag provides it, runner)
@@ -68,9 +68,22 @@ def admin(state, argv):
         except (IndexError, ValueError, sim_state.StateError) as exc:
             return Result(2, "", "usage: fabricsim fault <name> <count> (%s)\n" % exc, "read")
         return Result(0, "", "", "fault")
+    if cmd == "port":
+        # fabricsim port <mlx5_N|bdf> <action> ...: a port's counters, width, speed, flaps (porthealth.py)
+        func = sim_state.find_rdma(state, argv[1]) if len(argv) > 1 else None
+        if func is None and len(argv) > 1:
+            func = sim_state.find_function(state, argv[1])
+        if func is None:
+            return Result(2, "", "fabricsim port: no such device %s\n" % (argv[1:2] or ["(none)"])[0]
+                          + porthealth.USAGE, "read")
+        try:
+            porthealth.command(state, func, argv[2:], func.model.rate)
+        except porthealth.PortHealthError as exc:
+            return Result(2, "", "fabricsim port: %s\n%s" % (exc, porthealth.USAGE), "read")
+        return Result(0, "", "", "fault", func.bdf)
     if cmd == "show":
         return Result(0, json.dumps(sim_state.summary(state), indent=2, sort_keys=True) + "\n", "", "read")
-    return Result(2, "", "usage: fabricsim {boot|power-cycle|fault|show}\n", "read")
+    return Result(2, "", "usage: fabricsim {boot|power-cycle|fault|port|show}\n", "read")
 
 
 # tool -> (module of fabricsim, its function, whether it takes tool= and stdin=). Imported when the

@@ -166,6 +166,8 @@ class SysfsOverlay(Operations):
         entry = self._entry(path)
         if entry is not None:
             content = entry.content
+            if callable(content):  # a counter that rises while it is read (porthealth.LiveCounter)
+                content = content()
             if isinstance(content, bytes):
                 # A binary attribute (config): as pci_read_config(), only the first 64 bytes for a reader
                 # without CAP_SYS_ADMIN (the uid stands in for the capability).

@@ -26,7 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from fabricsim import catalog
+from fabricsim import catalog, porthealth
 
 DEFAULT_STATE_PATH = "/var/lib/fabricsim/state.json"
 DEFAULT_LOG_PATH = "/var/log/fabricsim/calls.jsonl"
@@ -247,6 +247,12 @@ def normalize(desc):
     if kernel["netns_mode"] not in ("shared", "exclusive"):
         raise StateError("kernel.netns_mode must be shared or exclusive")
     _check_faults(st.get("faults", {}))
+    try:
+        porthealth.check(st.get("port_health", {}))
+    except porthealth.PortHealthError as exc:
+        raise StateError(str(exc)) from None
+    if "port_health" in st:
+        st["port_health"] = {normalize_bdf(k) or k: v for k, v in st["port_health"].items()}
     fabric = st.setdefault("fabric", {})
     fabric.setdefault("switch", "Switch1")
     ports = fabric.setdefault("ports", {})
@@ -642,6 +648,13 @@ def _state_num(value):
 
 def port_status(state, func):
     """The port of ``func`` as the kernel reports it: state/phys_state numbers, lid, sm_lid, lmc, rate."""
+    status = _port_status(state, func)
+    if func.ib:
+        status = porthealth.adjust(state.get("port_health", {}).get(func.bdf), status)
+    return status
+
+
+def _port_status(state, func):
     model = func.model
     if not func.ib:
         return {"state": 4, "phys_state": 5, "lid": 0, "sm_lid": 0, "lmc": 0, "sm_sl": 0, "rate": model.eth_rate}
@@ -939,6 +952,7 @@ def power_on(state, cold=False):
         if cold or ad.get("warm_reboot_applies", True):
             _apply_next(ad)
     boots = state.get("runtime", {}).get("boot_count", 0)
+    porthealth.power_on(state)
     init_runtime(state)
     state["runtime"]["boot_count"] = boots + 1
 

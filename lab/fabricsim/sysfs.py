@@ -24,7 +24,7 @@ import posixpath
 import re
 from typing import NamedTuple
 
-from fabricsim import catalog, pci
+from fabricsim import catalog, pci, porthealth
 from fabricsim import state as sim_state
 from fabricsim.verbs import cap_mask, carrier, fw_version
 
@@ -414,9 +414,9 @@ def _rdma_device(t, state, f, dev):
     keys = sim_state.pkeys(state, f)
     for i in range(max(PKEY_TABLE_LEN, len(keys))):
         t.file("%s/pkeys/%d" % (port, i), "0x%04x\n" % (keys[i] if i < len(keys) else 0))
-    for counter in ("port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets", "symbol_error",
-                    "link_downed", "port_rcv_errors"):
-        t.file("%s/counters/%s" % (port, counter), "0\n")
+    health = state.get("port_health", {}).get(f.bdf)
+    for counter in porthealth.COUNTERS:
+        t.file("%s/counters/%s" % (port, counter), porthealth.counter_content(health, counter))
     num = int(f.rdma.rsplit("_", 1)[1])
     for cls, name, minor in (("infiniband_mad", "umad%d" % num, num), ("infiniband_mad", "issm%d" % num, 64 + num),
                              ("infiniband_verbs", "uverbs%d" % num, 192 + num)):
@@ -462,7 +462,7 @@ def _netdev(t, state, f, dev):
         t.file(net + "/address", f.mac + "\n")
         t.file(net + "/broadcast", "ff:ff:ff:ff:ff:ff\n")
         t.file(net + "/mtu", "1500\n", True)
-        t.file(net + "/speed", "%d\n" % (int(sim_state.port_status(state, f)["rate"].split()[0]) * 1000))
+        t.file(net + "/speed", "%d\n" % (int(float(sim_state.port_status(state, f)["rate"].split()[0]) * 1000)))
         if not f.is_vf:
             t.file(net + "/phys_port_name", "p%d\n" % f.pf)
 
