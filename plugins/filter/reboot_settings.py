@@ -22,11 +22,22 @@ description:
   - A name the filter does not know is a problem too. A role variable whose value is that of its playbook name (the
     role's default maps one onto the other) is not told twice; the problem names the playbook name, which the user set.
     Give the playbook names first in the dict.
+  - The play keywords of C(playbooks/reboot.yml) (C(infiniband_reboot_serial), C(infiniband_reboot_max_fail_percentage),
+    C(infiniband_reboot_hosts)) are templated once for the play, from extra vars and play vars. Set for a host (inventory
+    host_vars or group_vars, a fact), they would be read, judged valid and ignored. With O(host_vars), the filter refuses
+    such a value when it differs from what the play uses (the extra var, else the playbook's default), naming where to set
+    it (C(-e), AWX survey or extra vars).
 options:
   _input:
     description: Settings by variable name.
     type: dict
     required: true
+  host_vars:
+    description:
+      - The host's own values of the play keywords' variables (C(hostvars[inventory_hostname]), which holds the inventory,
+        facts and extra vars, not play vars), by name; a name absent there is a play var or unset.
+    type: dict
+    version_added: 0.3.0
 """
 
 EXAMPLES = r"""
@@ -44,6 +55,8 @@ _value:
   type: list
   elements: str
 """
+
+import json
 
 from ansible.errors import AnsibleFilterError
 
@@ -72,6 +85,12 @@ _SETTINGS = {
     "max_fail_percentage": ("infiniband_reboot_max_fail_percentage", "percentage", None),
     "hosts": ("infiniband_reboot_hosts", "str", None),
 }
+# play keywords of playbooks/reboot.yml -> (keyword, the playbook's default)
+PLAY_KEYWORDS = {
+    "infiniband_reboot_serial": ("serial", "20%"),
+    "infiniband_reboot_max_fail_percentage": ("max_fail_percentage", 0),
+    "infiniband_reboot_hosts": ("hosts", "ib_nodes"),
+}
 _BY_NAME = {}
 for _suffix, (_name, _kind, _bounds) in _SETTINGS.items():
     _BY_NAME[_name] = (_suffix, _kind, _bounds)
@@ -99,7 +118,64 @@ def _check(name, value, kind, bounds):
         raise ValueError("%s: a value of type %s is not accepted (not shown); accepted: a string" % (name, type(value).__name__))
 
 
-def reboot_settings(settings):
+def extra_vars():
+    """The run's extra vars (-e, AWX's extra vars file), as ansible-playbook read them; None when unknown."""
+    try:
+        from ansible.utils import vars as ansible_vars  # pylint: disable=import-outside-toplevel
+
+        cached = getattr(ansible_vars.load_extra_vars, "extra_vars", None)
+        if cached is not None:
+            return cached
+        from ansible.parsing.dataloader import DataLoader  # pylint: disable=import-outside-toplevel
+
+        return ansible_vars.load_extra_vars(DataLoader())
+    except Exception:  # pylint: disable=broad-except
+        return None
+
+
+def _same(left, right):
+    """Whether two values of a play keyword are the same setting ('20%' and '20 %', 2 and '2')."""
+    def norm(value):
+        if isinstance(value, str):
+            return value.replace(" ", "")
+        if isinstance(value, list):
+            return [norm(item) for item in value]
+        return "%s" % value if isinstance(value, int) and not isinstance(value, bool) else value
+    return norm(left) == norm(right)
+
+
+def play_keyword_problems(host_vars, extra=None):
+    """Problems of the play keywords' variables set for a host, where the play cannot see them: each one whose value
+    differs from what the play uses (the extra var, else the default). ``extra``: the extra vars (default: the run's)."""
+    if not isinstance(host_vars, dict):
+        raise AnsibleFilterError("reboot_settings: host_vars must be a dict of the host's values by name, got %r" % (host_vars,))
+    extra = extra_vars() if extra is None else extra
+    if extra is None:
+        return []  # cannot tell an extra var from a host's: no refusal on a guess
+    problems = []
+    for name, value in host_vars.items():
+        if name not in PLAY_KEYWORDS or name in extra:
+            continue
+        keyword, default = PLAY_KEYWORDS[name]
+        if _same(value, default):
+            continue  # what the play uses anyway
+        problems.append(
+            "%s: %r is set for this host (inventory host_vars or group_vars, or a fact), where playbooks/reboot.yml cannot "
+            "honour it: %s is a play keyword, templated once for the play from extra vars and play vars only, so the play "
+            "would use %r. Set it for the run: -e %s (AWX: the survey or the job template's extra vars), and remove it "
+            "from the inventory" % (name, value, keyword, default, _cli(name, value)))
+    return problems
+
+
+def _cli(name, value):
+    """The -e argument that gives ``value``: key=value for a number or a word, the JSON form for a list (key=value
+    gives a string)."""
+    if isinstance(value, (list, dict)):
+        return "'%s'" % json.dumps({name: value})
+    return "%s=%s" % (name, value)
+
+
+def reboot_settings(settings, host_vars=None):
     if not isinstance(settings, dict):
         raise AnsibleFilterError("reboot_settings expects a dict of settings by variable name, got %r" % (settings,))
     problems, refused = [], set()
@@ -125,6 +201,10 @@ def reboot_settings(settings):
         if settings.get(method_name) == "command" and command_name in settings and not settings[command_name]:
             problems.append("%s is empty but %s is command; accepted: a non-empty argument list (for example "
                             "[ipmitool, -H, bmc01, power, reset]), or %s: reboot" % (command_name, method_name, method_name))
+    if host_vars is not None:
+        # a value refused above is told once: where to set it comes after what to set
+        problems.extend(play_keyword_problems(dict((name, value) for name, value in (host_vars or {}).items()
+                                                   if name not in refused) if isinstance(host_vars, dict) else host_vars))
     return problems
 
 

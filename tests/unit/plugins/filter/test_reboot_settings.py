@@ -76,3 +76,57 @@ def test_a_secret_is_not_shown():
 def test_not_a_dict():
     with pytest.raises(AnsibleFilterError, match="expects a dict"):
         reboot_settings(["infiniband_reboot_serial"])
+
+
+# Issue 33, class 5: the play keywords of reboot.yml set for a host, where the play cannot see them
+@pytest.mark.parametrize("host_vars, extra, says", [
+    ({"infiniband_reboot_serial": 1}, {},
+     "infiniband_reboot_serial: 1 is set for this host (inventory host_vars or group_vars, or a fact), where "
+     "playbooks/reboot.yml cannot honour it: serial is a play keyword, templated once for the play from extra vars and "
+     "play vars only, so the play would use '20%'. Set it for the run: -e infiniband_reboot_serial=1 (AWX: the survey or "
+     "the job template's extra vars), and remove it from the inventory"),
+    ({"infiniband_reboot_max_fail_percentage": 50}, {"robustness_only": "x"},
+     "infiniband_reboot_max_fail_percentage: 50 is set for this host"),
+    ({"infiniband_reboot_serial": [1, "50%"]}, {}, "-e '{\"infiniband_reboot_serial\": [1, \"50%\"]}'"),
+    ({"infiniband_reboot_hosts": "gpu_nodes"}, {}, "hosts is a play keyword"),
+])
+def test_play_keywords_set_for_a_host_are_refused(host_vars, extra, says):
+    from ansible_collections.fabric.infiniband.plugins.filter import reboot_settings as module
+
+    problems = module.play_keyword_problems(host_vars, extra)
+    assert len(problems) == 1 and says in problems[0], problems
+
+
+@pytest.mark.parametrize("host_vars, extra", [
+    ({"infiniband_reboot_serial": 1}, {"infiniband_reboot_serial": 1}),  # an extra var: the play sees it
+    ({"infiniband_reboot_serial": "20%", "infiniband_reboot_max_fail_percentage": "0"}, {}),  # what the play uses anyway
+    ({"infiniband_reboot_serial": "20 %"}, {}),
+    ({"infiniband_reboot_hosts": "ib_nodes", "infiniband_allow_reboot": True}, {}),  # not a play keyword: the role reads it
+    ({}, {}),
+])
+def test_play_keywords_the_play_sees_are_accepted(host_vars, extra):
+    from ansible_collections.fabric.infiniband.plugins.filter import reboot_settings as module
+
+    assert module.play_keyword_problems(host_vars, extra) == []
+
+
+def test_the_filter_refuses_them_beside_the_values(monkeypatch):
+    from ansible_collections.fabric.infiniband.plugins.filter import reboot_settings as module
+
+    monkeypatch.setattr(module, "extra_vars", lambda: {})
+    problems = reboot_settings({"infiniband_reboot_serial": 1}, host_vars={"infiniband_reboot_serial": 1})
+    assert len(problems) == 1 and problems[0].startswith("infiniband_reboot_serial: 1 is set for this host")
+    # a bad value is told once, by what is wrong with it
+    problems = reboot_settings({"infiniband_reboot_serial": 0}, host_vars={"infiniband_reboot_serial": 0})
+    assert len(problems) == 1 and "every host in one batch" in problems[0]
+    assert reboot_settings({"infiniband_reboot_serial": 2}, host_vars={}) == []  # a play var: not in hostvars
+    monkeypatch.setattr(module, "extra_vars", lambda: None)  # unknown: no refusal on a guess
+    assert reboot_settings({"infiniband_reboot_serial": 2}, host_vars={"infiniband_reboot_serial": 2}) == []
+    with pytest.raises(AnsibleFilterError):
+        reboot_settings({}, host_vars=[1])
+
+
+def test_extra_vars_are_the_run_s():
+    from ansible_collections.fabric.infiniband.plugins.filter import reboot_settings as module
+
+    assert isinstance(module.extra_vars(), dict)
