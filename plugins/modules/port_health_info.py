@@ -99,6 +99,9 @@ ports:
     model:
       description: The adapter model from its PCI device id (V(ConnectX-7)), V(null) when unknown.
       type: str
+    is_vf:
+      description: Whether the device is an SR-IOV virtual function (its port follows the physical function's).
+      type: bool
     state:
       description: The logical state (V(ACTIVE), V(INIT), V(DOWN)).
       type: str
@@ -188,7 +191,8 @@ class PortHealth(object):
             for entry in self.fs.listdir("class", "infiniband", device, "ports"):
                 if entry.isdigit():
                     port = porthealth.read_port(self.fs, device, int(entry))
-                    port.update(pci_address=bdf, model=model)
+                    port.update(pci_address=bdf, model=model,
+                                is_vf=bool(bdf) and self.fs.exists("bus", "pci", "devices", bdf, "physfn"))
                     ports.append(port)
         ports.sort(key=lambda p: (p["device"], p["port"]))
         return ports

@@ -117,7 +117,7 @@ def test_two_reads_an_interval_apart(capsys, monkeypatch, root, tmp_path):
     assert result["changed"] is False and result["_slept"] == [2.0] and result["record_written"] is True
     one, two = result["ports"]
     assert one["name"] == "mlx5_0/1" and one["state"] == "ACTIVE" and one["physical_state"] == "LinkUp"
-    assert (one["width"], one["speed"], one["model"]) == ("4X", "HDR", "ConnectX-6")
+    assert (one["width"], one["speed"], one["model"], one["is_vf"]) == ("4X", "HDR", "ConnectX-6", False)
     assert two["width"] == "1X" and two["rate_gbps"] == 50 and two["pci_address"] == "0000:3b:00.1"
     assert two["counters"]["symbol_error"] == 160 and two["growth"]["symbol_error"] == 60
     assert two["link_downed_since_last_run"] is None  # no record yet
