@@ -305,7 +305,7 @@ def gate_plan(health, limit, slurm=None, taints=None, taint_key=DEFAULT_TAINT_KE
         code, text = node_reason(health[host].get("failures") or [])
         node = slurm.get(host)
         if node is not None:
-            drained = "DRAIN" in str(node.get("state", "")).upper()
+            drained = "DRAIN" in str(node.get("state", "")).upper()  # sinfo: drained, draining; scontrol: IDLE+DRAIN
             ours = ours_in_slurm(node.get("reason"))
             if code:
                 if not drained:
@@ -325,3 +325,42 @@ def gate_plan(health, limit, slurm=None, taints=None, taint_key=DEFAULT_TAINT_KE
             elif not code and mine:
                 plan["untaint"].append({"host": host})
     return plan
+
+
+def fact(run_id, judged):
+    """The node fact ``infiniband_health``: stamped with the run, whether it passed, its failures and rows."""
+    return {"run_id": run_id, "passed": judged["passed"], "failures": judged["failures"], "rows": judged["rows"]}
+
+
+SINFO_ARGV = ["sinfo", "--noheader", "--Node", "--format", "%N|%T|%300E"]
+
+
+def parse_sinfo(text):
+    """``sinfo -h -N -o '%N|%T|%300E'`` as {node: {"node", "state", "reason"}} (a node of several partitions once;
+    a reason of ``none`` is no reason)."""
+    out = {}
+    for line in (text or "").splitlines():
+        parts = line.split("|", 2)
+        if len(parts) != 3 or not parts[0].strip():
+            continue
+        reason = parts[2].strip()
+        out[parts[0].strip()] = {"node": parts[0].strip(), "state": parts[1].strip().rstrip("*~#!%$@^-").upper(),
+                                 "reason": None if reason in ("", "none") else reason}
+    return out
+
+
+def slurm_argv(node, action, reason=None):
+    """``scontrol update`` of one node: drain with our reason, or resume."""
+    argv = ["scontrol", "update", "nodename=%s" % node, "state=%s" % action]
+    if reason:
+        argv.append("reason=%s" % reason)
+    return argv
+
+
+def taints_after(taints, key, code):
+    """The Node's taint list with ours (``key``) set to ``code`` (NoSchedule), or removed when ``code`` is None;
+    every other taint kept as it is."""
+    kept = [t for t in taints or [] if t.get("key") != key]
+    if code:
+        kept.append({"key": key, "value": code, "effect": "NoSchedule"})
+    return kept

@@ -150,3 +150,23 @@ def test_gate_refuses_above_max_drain_and_takes_no_node_out():
     assert plan["drain"] == plan["taint"] == []
     assert plan["refused"].startswith("3 of 4 nodes fail the fabric health check (node01, node02, node03), more than "
                                       "verify_health_max_drain allows (2): a fabric-wide fault")
+
+
+def test_sinfo_and_scontrol():
+    text = ("node01|idle|none\nnode02|drained|fabric.infiniband: mlx5_0/1: width 1X, expected 4X    \n"
+            "node02|drained|fabric.infiniband: mlx5_0/1: width 1X, expected 4X\nnode03|draining*|bad|DIMM\n")
+    nodes = health.parse_sinfo(text)
+    assert nodes["node01"] == {"node": "node01", "state": "IDLE", "reason": None}
+    assert nodes["node02"]["reason"] == "fabric.infiniband: mlx5_0/1: width 1X, expected 4X"
+    assert nodes["node03"] == {"node": "node03", "state": "DRAINING", "reason": "bad|DIMM"}
+    assert health.slurm_argv("node01", "drain", "fabric.infiniband: x y") == [
+        "scontrol", "update", "nodename=node01", "state=drain", "reason=fabric.infiniband: x y"]
+    assert health.slurm_argv("node01", "resume") == ["scontrol", "update", "nodename=node01", "state=resume"]
+
+
+def test_taints_after_keeps_other_taints():
+    other = {"key": "example.com/gpu", "value": "x", "effect": "NoExecute"}
+    key = health.DEFAULT_TAINT_KEY
+    assert health.taints_after([other], key, "port-errors") == [other, {"key": key, "value": "port-errors",
+                                                                        "effect": "NoSchedule"}]
+    assert health.taints_after([other, {"key": key, "value": "a", "effect": "NoSchedule"}], key, None) == [other]
