@@ -18,11 +18,11 @@ description:
   - Reads the fact C(infiniband_health) of this run of every host of the play (published by the role's check of each node's
     ports); hosts without one are left as they are.
   - With O(scheduler=slurm), run once on the Slurm controller; reads the nodes with C(sinfo), drains a failing node with
-    C(scontrol update nodename=<node> state=drain reason="fabric.infiniband: <reasons>") and resumes a healthy node only when its
+    C(scontrol update nodename=<node> state=drain) and the reason C(fabric.infiniband:) followed by the node's reasons, and resumes a healthy node only when its
     drain reason starts with C(fabric.infiniband:), so a node an administrator drained is never resumed. The Slurm node name is
     the inventory name up to its first dot.
   - With O(scheduler=kubernetes), run once on the host that reaches the API server; sets the taint
-    C(<verify_health_taint_key>=<code>:NoSchedule) on a failing Node (the code names the first failure: C(port-down),
+    C(<verify_health_taint_key>=<code>:NoSchedule) on a failing Node (the code names the first failure, C(port-down),
     C(link-degraded), C(port-errors), C(link-flapping)) and removes it, and only it, from a healthy Node. The Node name is the
     inventory name.
   - Never takes out more than C(verify_health_max_drain) nodes in one run (a number, or a percentage of the judged nodes,

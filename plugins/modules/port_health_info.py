@@ -13,7 +13,7 @@ version_added: 0.1.0
 description:
   - Reads, for every port of every RDMA device, its state, physical state, width and speed (from the kernel's C(rate) file) and
     its error counters, and reads the counters again O(interval) seconds later, so that their growth within this run is known.
-  - Also reports how often each port's link went down since the last run (RV(ports[].link_downed_since_last_run)): the
+  - Also reports how often each port's link went down since the last run (RV(ports[].link_downed_since_last_run)). The
     C(link_downed) counter is kept in a small record in the node's state directory (O(state_path)) at each run, and compared at the next.
   - Judges nothing; P(fabric.infiniband.verify#role) judges what it reads against the expected width, speed and thresholds.
 author:
@@ -22,16 +22,8 @@ requirements:
   - Linux with sysfs
 extends_documentation_fragment:
   - fabric.infiniband.attributes
+  - fabric.infiniband.attributes.info_module
   - fabric.infiniband.sysfs
-attributes:
-  check_mode:
-    support: full
-    details:
-      - In check mode the record of O(state_path) is read but not written.
-  diff_mode:
-    support: N/A
-    details:
-      - The module changes nothing on the host but its own record.
 options:
   devices:
     description:
@@ -52,13 +44,13 @@ options:
     default: /var/lib/fabric-infiniband/port_health.json
   record:
     description:
-      - Whether to write the record for the next run (never in check mode).
+      - Whether to write the record for the next run. In check mode it is read, never written.
     type: bool
     default: true
 notes:
   - Reading the record is the only way to see a flap that came and went between two runs; the kernel's C(link_downed) counter
     starts from 0 when the driver loads, so after a reboot all of it counts as new.
-  - RV(changed) is V(false) even when the record is written: it is the module's own bookkeeping, not a change to the host.
+  - RV(changed) is V(false) even when the record is written, which is the module's own bookkeeping, not a change to the host.
 seealso:
   - name: Linux kernel sysfs ABI for InfiniBand
     description: The files under C(/sys/class/infiniband/<dev>/ports/<n>/) this module reads.
@@ -130,7 +122,6 @@ ports:
     counters:
       description: Each counter at the second read (V(null) when its file is missing).
       type: dict
-      sample: {"symbol_error": 0, "link_downed": 1, "port_rcv_errors": 0}
     growth:
       description: What each counter gained between the two reads.
       type: dict
