@@ -23,7 +23,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 from ansible.plugins.loader import action_loader
 
-from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_python, node_state
 
 try:
     _Loader = yaml.CSafeLoader
@@ -188,6 +188,16 @@ class ActionModule(ActionBase):
         """Run each role's own step (plugins/action/<role>.py) in preflight mode: its checks, reads only. Returns the
         problems, one per role that refused; the facts its reads published go into ``result``."""
         problems = []
+        if not roles:
+            return problems
+        # The node's Python first, without Python (a raw command): a Python the modules cannot run on fails every module with
+        # a syntax error that names nothing the user can act on.
+        interpreter = self._templar.template(task_vars.get("ansible_python_interpreter")) or "python3"
+        interpreter = "python3" if str(interpreter).startswith("auto") else str(interpreter)
+        probe = self._low_level_execute_command(node_python.probe(interpreter), sudoable=True)
+        problem = node_python.python_problem(probe.get("stdout", ""), interpreter, host=task_vars.get("inventory_hostname"))
+        if problem:
+            return [problem]
         facts = dict(task_vars.get("ansible_facts") or {})
         for role in roles:
             task = self._task.copy()
