@@ -165,18 +165,29 @@ def unknown_vars(variables, options, roles=None, allow=()):
 
 def message(unknown):
     """The failure message for ``unknown_vars()``'s answer."""
-    items = []
-    for item in unknown:
+    def named(item):
         hint = " (did you mean %s?)" % item["did_you_mean"] if item["did_you_mean"] else ""
-        items.append("%s%s" % (item["name"], hint))
-    roles = sorted(set(item["role"] for item in unknown))
-    one = len(items) == 1
-    return ("unknown setting%s %s: %s no option of the role%s %s, whose default would apply instead. Rename %s in the inventory, "
-            "group_vars, host_vars or -e (the options: ansible-doc -t role fabric.infiniband.%s), or list %s in %s if %s not "
-            "meant for this collection. Nothing was changed."
-            % ("" if one else "s", "; ".join(items), "it is" if one else "they are", "" if len(roles) == 1 else "s",
-               ", ".join(roles), "it" if one else "them", roles[0] if len(roles) == 1 else "<role>", "it" if one else "them", ALLOW_VAR,
-               "it is" if one else "they are"))
+        return "%s%s" % (item["name"], hint)
+
+    playbook = [item for item in unknown if item["name"].startswith("infiniband_")]
+    roles_unknown = [item for item in unknown if not item["name"].startswith("infiniband_")]
+    parts = []
+    if roles_unknown:
+        roles = sorted(set(item["role"] for item in roles_unknown))
+        one = len(roles_unknown) == 1
+        parts.append("unknown setting%s %s: %s no option of the role%s %s, whose default would apply instead (the options: "
+                     "ansible-doc -t role fabric.infiniband.%s)" % (
+                         "" if one else "s", "; ".join(named(item) for item in roles_unknown), "it is" if one else "they are",
+                         "" if len(roles) == 1 else "s", ", ".join(roles), roles[0] if len(roles) == 1 else "<role>"))
+    if playbook:
+        one = len(playbook) == 1
+        parts.append("unknown setting%s %s: %s no setting of the collection's playbooks, whose default would apply instead "
+                     "(the settings: docs/docsite/rst/variables.rst)" % (
+                         "" if one else "s", "; ".join(named(item) for item in playbook), "it is" if one else "they are"))
+    one = len(unknown) == 1
+    return ("%s. Rename %s in the inventory, group_vars, host_vars or -e, or list %s in %s if %s not meant for this collection. "
+            "Nothing was changed." % ("; ".join(parts), "it" if one else "them", "it" if one else "them", ALLOW_VAR,
+                                     "it is" if one else "they are"))
 
 
 class ActionModule(ActionBase):

@@ -73,7 +73,8 @@ def test_unknown_infiniband_vars(variables, roles, expected):
 
 def test_unknown_infiniband_var_message():
     assert p.message(p.unknown_vars({"infiniband_allow_reboots": True}, OPTIONS)).startswith(
-        "unknown setting infiniband_allow_reboots (did you mean infiniband_allow_reboot?): it is no option of the role node_reboot")
+        "unknown setting infiniband_allow_reboots (did you mean infiniband_allow_reboot?): it is no setting of the collection's "
+        "playbooks, whose default would apply instead (the settings: docs/docsite/rst/variables.rst)")
 
 
 def test_longest_prefix_wins():
@@ -86,9 +87,8 @@ def test_message():
     found = p.unknown_vars({"sriov_pf": []}, OPTIONS)
     assert p.message(found) == (
         "unknown setting sriov_pf (did you mean sriov_pfs?): it is no option of the role sriov, whose default would apply "
-        "instead. Rename it in the inventory, group_vars, host_vars or -e (the options: ansible-doc -t role "
-        "fabric.infiniband.sriov), or list it in infiniband_preflight_allow if it is not meant for this collection. Nothing "
-        "was changed.")
+        "instead (the options: ansible-doc -t role fabric.infiniband.sriov). Rename it in the inventory, group_vars, host_vars "
+        "or -e, or list it in infiniband_preflight_allow if it is not meant for this collection. Nothing was changed.")
     two = p.message(p.unknown_vars({"sriov_pf": [], "opensm_zzz": 1}, OPTIONS))
     assert two.startswith("unknown settings opensm_zzz; sriov_pf (did you mean sriov_pfs?): they are no option of the roles "
                           "opensm, sriov")
