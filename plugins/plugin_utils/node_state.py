@@ -82,7 +82,7 @@ def may_hold(fact, name, stale=False, run=None):
 
 def reading(hca):
     """The identity of one reading of the adapters (the fact infiniband_hca): the boot and the time it was
-    read. A fact derived from one reading (infiniband_firmware) is valid only with that reading."""
+    read. A fact derived from one reading is valid only with that reading."""
     hca = hca if isinstance(hca, dict) else {}
     return "%s@%s" % (hca.get("boot"), hca.get("read_at"))
 

@@ -127,7 +127,8 @@ def test_status_power_cycle_when_a_card_says_so():
 
 
 def test_status_judges_only_the_link_types_of_a_set_that_carried_other_parameters():
-    """Other roles' parameters (the firmware_others filter): SR-IOV's parameters in the same set wait for a reboot, the link types do not."""
+    """Parameters other than the link types in the same answer (a card's set from an earlier run): they wait for a reboot, the link
+    types do not; only the link types are judged."""
     result = _result("0000:3b:00.0", "0000:3b:00", ["IB"], ["none"], reboot=True, power=True)
     result["params"]["LINK_TYPE_P1"]["reboot_required"] = False
     result["params"]["SRIOV_EN"] = {"action": "write", "reboot_required": True}
