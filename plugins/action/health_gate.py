@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import health
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state
+from ansible_collections.fabric.infiniband.plugins.action.port_health import settings_of
 from ansible_collections.fabric.infiniband.plugins.plugin_utils.role_step import RoleAction, StepFailed
 
 
@@ -48,7 +49,7 @@ class ActionModule(RoleAction):
         return slurm
 
     def _auth(self):
-        s, auth = self.settings, {}
+        s, auth = settings_of(self), {}
         if s.get("verify_health_kubeconfig"):
             auth["kubeconfig"] = s["verify_health_kubeconfig"]
         if s.get("verify_health_k8s_context"):
@@ -63,10 +64,13 @@ class ActionModule(RoleAction):
         return dict((host, nodes[host]) for host in found if host in nodes), nodes
 
     def step(self):
-        s = self.settings
+        s = settings_of(self)
         scheduler = self.arg("scheduler")
         if scheduler not in ("slurm", "kubernetes"):
             raise StepFailed("scheduler must be slurm or kubernetes, not %r" % (scheduler,))
+        if not s["verify_health_gate"]:
+            self.returns(skipped_reason="verify_health_gate is false")
+            return
         found = self._health()
         self.refuse(health.check_settings(s, len(found)))
         limit = health.max_drain(s.get("verify_health_max_drain", "10%"), len(found))[0]

@@ -52,6 +52,21 @@ DEFAULT_THRESHOLDS = {
     # link_downed growth since the last run (a flapping port)
     "link_downed_since_last_run": 0,
 }
+# The verify role's health settings and their defaults (roles/verify/defaults/main.yml repeats them)
+SETTINGS = {
+    "verify_health": True,
+    "verify_health_interval": 1,
+    "verify_health_thresholds": {},
+    "verify_health_expected": {},
+    "verify_health_state_path": "/var/lib/fabric-infiniband/port_health.json",
+    "verify_health_gate": False,
+    "verify_health_max_drain": "10%",
+    "verify_health_slurm_controller": "",
+    "verify_health_k8s_from": "",
+    "verify_health_kubeconfig": "",
+    "verify_health_k8s_context": "",
+    "verify_health_taint_key": "fabric.infiniband/fabric-unhealthy",
+}
 CHECKS = ("state", "physical_state", "width", "speed", "errors", "flaps")
 # a failure's code: the value of the Kubernetes taint (a label value) and the start of the Slurm reason
 CODES = {"state": "port-down", "physical_state": "port-down", "width": "link-degraded", "speed": "link-degraded",
