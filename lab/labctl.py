@@ -16,6 +16,20 @@
     python lab/labctl.py power-cycle NODE   cold power cycle: firmware Next Boot becomes Current
     python lab/labctl.py inventory [--fleet N [--firmware-from DIR] [--images NAME]]
                                        write an instance's own inventory (see below); print its path
+    python lab/labctl.py slurm up      Debian's Slurm on the running nodes: the same munge key and
+                                       slurm.conf on every node, slurmctld on the inventory's
+                                       ``slurm_control`` host (the first node without one) with the
+                                       only topology.conf, slurmd on every node (configless: it takes
+                                       the files from slurmctld); waits until ``sinfo`` shows every
+                                       node idle
+    python lab/labctl.py slurm status  ``sinfo`` and ``scontrol show topology`` on the controller
+    python lab/labctl.py slurm up      Debian's Slurm on the running nodes: the same munge key and
+                                       slurm.conf on every node, slurmctld on the inventory's
+                                       ``slurm_control`` host (the first node without one) with the
+                                       only topology.conf, slurmd on every node (configless: it takes
+                                       the files from slurmctld); waits until ``sinfo`` shows every
+                                       node idle
+    python lab/labctl.py slurm status  ``sinfo`` and ``scontrol show topology`` on the controller
 
 The nodes are those of ``inventories/lab/hosts.yml``; each names its state description in
 ``lab/nodes/`` with ``fabric_lab_state``.  Everything the lab keeps lives in ``.cache/lab/``.
@@ -434,6 +448,127 @@ def power_cycle(name):
     log("%s power-cycled" % name)
 
 
+# --- slurm -------------------------------------------------------------------------------
+# A user's Slurm exists before the collection runs: the lab writes it here, never through the collection.
+SLURM_CLUSTER = "fabriclab"
+
+
+def slurm_controller(lab, inventory=None):
+    """The inventory's first ``slurm_control`` host that is a lab node, else the first node."""
+    with open(inventory or INVENTORY, encoding="utf-8") as handle:
+        tree = yaml.safe_load(handle)
+    found = []
+
+    def walk(group, name):
+        if name == "slurm_control":
+            found.extend(h for h in (group.get("hosts") or {}) if h in lab)
+        for child, sub in (group.get("children") or {}).items():
+            walk(sub or {}, child)
+
+    walk(tree["all"], "all")
+    return found[0] if found else sorted(lab)[0]
+
+
+def slurm_conf(lab, controller):
+    """slurm.conf of the lab: the nodes reach each other by their container names (podman's DNS)."""
+    lines = [
+        "# Written by lab/labctl.py slurm up: the lab's Slurm, as a site has it before this collection runs.",
+        "ClusterName=%s" % SLURM_CLUSTER,
+        "SlurmctldHost=%s(%s)" % (controller, PREFIX + controller),
+        "SlurmUser=slurm",
+        "AuthType=auth/munge",
+        "StateSaveLocation=/var/lib/slurm/slurmctld",
+        "SlurmdSpoolDir=/var/lib/slurm/slurmd",
+        "SlurmctldPidFile=/run/slurmctld.pid",
+        "SlurmdPidFile=/run/slurmd.pid",
+        "ProctrackType=proctrack/linuxproc",
+        "TaskPlugin=task/none",
+        "SelectType=select/cons_tres",
+        "SchedulerType=sched/backfill",
+        "TopologyPlugin=topology/tree",
+        # slurmd reads topology.conf too: configless, each slurmd takes slurm.conf and topology.conf from
+        # slurmctld (and again at `scontrol reconfigure`), so the files live on the controller only
+        "SlurmctldParameters=enable_configless",
+        "ReturnToService=2",
+        "SlurmctldLogFile=/var/log/slurm/slurmctld.log",
+        "SlurmdLogFile=/var/log/slurm/slurmd.log",
+    ]
+    lines += ["NodeName=%s NodeAddr=%s CPUs=1 State=UNKNOWN" % (name, PREFIX + name) for name in sorted(lab)]
+    lines.append("PartitionName=lab Nodes=ALL Default=YES MaxTime=INFINITE State=UP")
+    return "\n".join(lines) + "\n"
+
+
+def _node_exec(name, argv, data=None, check=True):
+    result = subprocess.run(["podman", "exec", "-i", PREFIX + name, *argv], input=data, check=False,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if check and result.returncode != 0:
+        raise SystemExit("lab: %s on %s failed (rc %d):\n%s" % (" ".join(argv), name, result.returncode,
+                                                               result.stdout.decode(errors="replace")))
+    return result.stdout.decode(errors="replace")
+
+
+def _put(name, path, data, mode, owner):
+    """Write ``data`` (bytes) to ``path`` on the node; True if it changed."""
+    old = subprocess.run(["podman", "exec", PREFIX + name, "cat", path], check=False, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL).stdout
+    if old == data:
+        return False
+    _node_exec(name, ["sh", "-c", 'umask 077; cat > "$1.new" && chown "$2" "$1.new" && chmod "$3" "$1.new" && mv "$1.new" "$1"',
+                      "put", path, owner, mode], data=data)
+    return True
+
+
+def slurm_up(timeout=90):
+    started = time.monotonic()
+    lab = nodes()
+    controller = slurm_controller(lab)
+    directory = os.path.join(CACHE, "slurm")
+    os.makedirs(directory, exist_ok=True)
+    keyfile = os.path.join(directory, "munge.key")
+    if not os.path.exists(keyfile):
+        with open(keyfile, "wb") as handle:
+            handle.write(os.urandom(1024))
+    with open(keyfile, "rb") as handle:
+        key = handle.read()
+    conf = slurm_conf(lab, controller).encode()
+    # The topology the site had before: every node under one switch. Written once; the collection's
+    # topology role owns the file from then on.
+    initial = ("# Written by lab/labctl.py slurm up (the site's own file, before fabric.infiniband.topology)\n"
+               "SwitchName=lab-unknown Nodes=%s\n" % ",".join(sorted(lab))).encode()
+    for name in sorted(lab):
+        if _put(name, "/etc/munge/munge.key", key, "0400", "munge:munge"):
+            _node_exec(name, ["systemctl", "restart", "munge"])
+        _node_exec(name, ["systemctl", "enable", "--now", "munge"])
+        conf_changed = _put(name, "/etc/slurm/slurm.conf", conf, "0644", "root:root")
+        if name == controller:
+            if subprocess.run(["podman", "exec", PREFIX + name, "test", "-e", "/etc/slurm/topology.conf"], check=False).returncode:
+                _put(name, "/etc/slurm/topology.conf", initial, "0644", "root:root")
+            _node_exec(name, ["systemctl", "enable", "slurmctld"])
+            _node_exec(name, ["systemctl", "restart" if conf_changed else "start", "slurmctld"])
+    options = ('# Written by lab/labctl.py slurm up: configless, the configuration comes from slurmctld\n'
+               'SLURMD_OPTIONS="--conf-server %s"\n' % (PREFIX + controller)).encode()
+    for name in sorted(lab):
+        _put(name, "/etc/default/slurmd", options, "0644", "root:root")
+        _node_exec(name, ["systemctl", "enable", "slurmd"])
+        _node_exec(name, ["systemctl", "restart", "slurmd"])
+    deadline = time.monotonic() + timeout
+    while True:
+        out = _node_exec(controller, ["sinfo", "-h", "-N", "-o", "%N %t"], check=False)
+        states = dict(line.split() for line in out.splitlines() if len(line.split()) == 2)
+        if all(states.get(name) == "idle" for name in lab):
+            break
+        if time.monotonic() > deadline:
+            raise SystemExit("lab: Slurm nodes not idle after %d s:\n%s" % (timeout, out))
+        time.sleep(1)
+    log("Slurm up in %.1f s: slurmctld on %s, slurmd on %s idle" % (time.monotonic() - started, controller, ", ".join(sorted(lab))))
+
+
+def slurm_status():
+    controller = slurm_controller(nodes())
+    print(_node_exec(controller, ["sinfo"], check=False) + _node_exec(controller, ["scontrol", "show", "topology"], check=False),
+          end="")
+
+
 # --- an instance's inventory --------------------------------------------------------------
 def _instance_group_vars():
     """The demo inventory's group_vars with its paths into .cache/lab/ turned into this instance's cache."""
@@ -519,7 +654,8 @@ def write_inventory(fleet=0, firmware_from=None, images=None):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="labctl", description=__doc__.split("\n", 1)[0])
-    parser.add_argument("action", choices=("image", "up", "down", "reset", "status", "calls", "reboot", "power-cycle", "netfile", "inventory"))
+    parser.add_argument("action", choices=("image", "up", "down", "reset", "status", "calls", "reboot", "power-cycle", "netfile", "inventory",
+                                                     "slurm"))
     parser.add_argument("node", nargs="?")
     parser.add_argument("--no-switch-sm", action="store_true", help="up: no subnet manager on the switch (ports stay INIT)")
     parser.add_argument("--suite", choices=("bookworm", "trixie"), help="image: the Debian suite of the node image")
@@ -544,6 +680,20 @@ def main(argv=None):
         print(write_inventory(args.fleet, args.firmware_from, args.images))
     elif args.action == "netfile":
         print(fabric.netfile({name: sim_state.load(seed_state(name, spec)) for name, spec in nodes().items()}))
+    elif args.action == "slurm":
+        if args.node not in ("up", "status"):
+            parser.error("slurm needs up or status")
+        if args.node == "up":
+            slurm_up()
+        else:
+            slurm_status()
+    elif args.action == "slurm":
+        if args.node not in ("up", "status"):
+            parser.error("slurm needs up or status")
+        if args.node == "up":
+            slurm_up()
+        else:
+            slurm_status()
     elif not args.node:
         parser.error("%s needs a node name" % args.action)
     elif args.action == "calls":

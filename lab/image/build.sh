@@ -16,6 +16,9 @@ trap 'rm -rf "$work"' EXIT
 # infiniband-diags (its ibstat reads sysfs, so it runs unchanged over the simulated one).
 packages=python3,python3-apt,systemd,systemd-sysv,dbus,openssh-server,iproute2,kmod,sudo,ca-certificates
 packages+=,fuse3,python3-fusepy,ibsim-utils,infiniband-diags
+# Debian's Slurm (22.05 on bookworm) and munge, for the scheduler's side of the lab (`labctl slurm up`
+# writes the key and slurm.conf and starts the daemons; until then they stay off, see below).
+packages+=,munge,slurmctld,slurmd,slurm-client
 
 debootstrap --variant=minbase --include="$packages" "$suite" "$work/root" "$mirror" >"$work/debootstrap.log" 2>&1 || {
   tail -n 30 "$work/debootstrap.log" >&2
@@ -63,6 +66,9 @@ WantedBy=sysinit.target
 EOF
 mkdir -p "$root/etc/systemd/system/sysinit.target.wants"
 ln -sf ../fabricsim.service "$root/etc/systemd/system/sysinit.target.wants/fabricsim.service"
+# Slurm and munge start only where `labctl slurm up` enables them, with the lab's key: no node of the
+# image shares a key made at build time, and molecule's nodes do not run them.
+rm -f "$root"/etc/systemd/system/multi-user.target.wants/{munge,slurmd,slurmctld}.service "$root/etc/munge/munge.key"
 # Units that have nothing to do in a container and only slow the boot down.
 for unit in systemd-udevd.service systemd-udev-trigger.service systemd-udevd-control.socket \
   systemd-udevd-kernel.socket apt-daily.timer apt-daily-upgrade.timer e2scrub_reap.service \
