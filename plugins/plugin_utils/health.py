@@ -247,7 +247,7 @@ def judge(ports, settings):
         name = port["name"]
         row = {"port": name, "model": port.get("model"), "rate": port.get("rate"), "result": OK, "reasons": []}
         if not up:
-            row.update(dict.fromkeys(CHECKS, SKIP), result=SKIP, reasons=["not expected up"])
+            row.update(dict.fromkeys(CHECKS, SKIP), result=SKIP, reasons=["not expected up"], expected={}, found={})
             rows.append(row)
             continue
 
@@ -280,6 +280,14 @@ def judge(ports, settings):
             fail("flaps", "link went down %d time%s since the last run" % (flaps, "" if flaps == 1 else "s"))
         if row["reasons"]:
             row["result"] = FAIL
+        # what a report shows per check: expected, found
+        row["expected"] = {"state": "ACTIVE", "physical_state": "LinkUp", "width": width, "speed": speed or "any",
+                           "errors": "no growth above the thresholds",
+                           "flaps": "at most %s since the last run" % limits["link_downed_since_last_run"]}
+        row["found"] = {"state": port.get("state"), "physical_state": port.get("physical_state"),
+                        "width": port.get("width"), "speed": port.get("speed"),
+                        "errors": ", ".join(grown) if grown else "no growth",
+                        "flaps": "unknown (no last run)" if flaps is None else "%d since the last run" % flaps}
         rows.append(row)
     return {"passed": not failures, "rows": rows, "failures": failures}
 

@@ -170,3 +170,10 @@ def test_taints_after_keeps_other_taints():
     assert health.taints_after([other], key, "port-errors") == [other, {"key": key, "value": "port-errors",
                                                                         "effect": "NoSchedule"}]
     assert health.taints_after([other, {"key": key, "value": "a", "effect": "NoSchedule"}], key, None) == [other]
+
+
+def test_a_row_says_what_was_expected_and_found_per_check():
+    row = health.judge([port(width="1X", growth={"symbol_error": 3}, flaps=None)], {})["rows"][0]
+    assert row["expected"]["width"] == "4X" and row["found"]["width"] == "1X"
+    assert row["found"]["errors"] == "symbol_error +3 (threshold 0)"
+    assert row["found"]["flaps"] == "unknown (no last run)" and row["flaps"] == "ok"
