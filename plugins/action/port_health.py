@@ -23,6 +23,18 @@ def settings_of(action):
     return out
 
 
+def judge_node(action, s):
+    """port_health_info on the node of ``action`` (a RoleAction), judged; publishes and returns the fact
+    infiniband_health (the verify action calls this too)."""
+    read = action.module("port_health_info", dict(interval=float(s["verify_health_interval"]),
+                                                  state_path=s["verify_health_state_path"]),
+                         what="read the ports' health")
+    judged = health.judge(read.get("ports"), s)
+    fact = health.fact(action.run_id, judged)
+    action.publish(infiniband_health=fact)
+    return fact
+
+
 class ActionModule(RoleAction):
     ROLE = "verify"
 
@@ -31,10 +43,6 @@ class ActionModule(RoleAction):
         self.refuse(health.check_settings(s))
         if not s["verify_health"] or self.preflight:
             return
-        read = self.module("port_health_info", dict(interval=float(s["verify_health_interval"]),
-                                                    state_path=s["verify_health_state_path"]),
-                           what="read the ports' health")
-        judged = health.judge(read.get("ports"), s)
-        self.publish(infiniband_health=health.fact(self.run_id, judged))
-        self.returns(passed=judged["passed"], rows=judged["rows"], failures=judged["failures"],
-                     reasons=[f["reason"] for f in judged["failures"]])
+        fact = judge_node(self, s)
+        self.returns(passed=fact["passed"], rows=fact["rows"], failures=fact["failures"],
+                     reasons=[f["reason"] for f in fact["failures"]])
