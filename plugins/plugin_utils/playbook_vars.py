@@ -49,6 +49,8 @@ FACTS = (
     "infiniband_firmware",
     "infiniband_hca",
     "infiniband_hca_stale",
+    # each node's judged port health (the verify role's port_health step), read by its health gate
+    "infiniband_health",
     "infiniband_pending",
     "infiniband_pending_stale",
     "infiniband_preflight",
