@@ -1,0 +1,128 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""The verify role's two steps (docs: plugins/modules/verify.py).
+
+- per node: the traffic pairs checked, the node read (``hca_info`` with ``pending``, unless this run has current facts),
+  and the fabric's topology read on one host (``fabric_topology_info``); the task's result (registered by the role as
+  ``__verify_step``) holds what the report needs of the node;
+- ``report: true`` (``run_once``): every node's checks (filter ``verify_checks``), the report's three files written on the
+  controller where they differ, the table shown, and the play failed with one summary when a check fails.
+
+Where the checks and the files are decided: ``plugin_utils/verify.py``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import traffic
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import verify
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.role_step import RoleAction
+
+STEP = "__verify_step"
+# the diff of a report file is shown up to this size (as ansible.builtin.copy's max_file_size_for_diff)
+DIFF_LIMIT = 104448
+
+
+class ActionModule(RoleAction):
+    ROLE = "verify"
+    OPTIONS = ("preflight", "report")
+
+    @property
+    def reporting(self):
+        return verify.truthy(self._task.args.get("report", False))
+
+    def _topology(self, environment):
+        """ibnetdiscover on this host; a failure is reported (the picture says why), not raised."""
+        saved_env, saved_check = self._task.environment, self._task.check_mode
+        if environment:
+            self._task.environment = list(saved_env or []) + [dict(environment)]
+        self._task.check_mode = False
+        try:
+            result = self._execute_module(module_name="fabric.infiniband.fabric_topology_info", module_args={},
+                                          task_vars=self._vars)
+        finally:
+            self._task.environment, self._task.check_mode = saved_env, saved_check
+        self._ran.append(dict(module="fabric.infiniband.fabric_topology_info", label="discover the fabric topology",
+                              changed=False, failed=bool(result.get("failed"))))
+        result.pop("ansible_facts", None)
+        return result
+
+    def _read_node(self, s):
+        hca = self.hca(pending=True, what="read the adapters and what the node waits for")
+        node = dict(hca=hca, pending=self.fact("infiniband_pending"), expect=verify.expect(self.var),
+                    traffic=verify.traffic_node(s, hca))
+        self.returns(node=node)
+        sms = verify.sm_hosts(self.var("ansible_play_hosts_all"), self.var("groups"))
+        host = verify.topology_host(s.get("verify_topology_host"), self.var("ansible_play_hosts"), sms)
+        if self.host == host:
+            self.returns(topology=self._topology(s.get("verify_tool_environment")), topology_host=host)
+
+    def _traffic_rows(self, s, hosts):
+        if not verify.truthy(s.get("verify_traffic", False)) or "__verify_traffic" not in self._vars:
+            return None
+        results = []
+        for host in hosts:
+            results.extend(self.hostvar(host, "__verify_traffic_results", []) or [])
+        why = ("check mode" if self._task.check_mode
+               else "verify_traffic_plan_only" if verify.truthy(s.get("verify_traffic_plan_only", False)) else None)
+        return traffic.rows(self.var("__verify_traffic"), results=results, planned_why=why)
+
+    def _report(self, s):
+        hosts = list(self.var("ansible_play_hosts_all") or [])
+        groups = self.var("groups") or {}
+        sms = verify.sm_hosts(hosts, groups)
+        steps = dict((host, self.hostvar(host, STEP) or {}) for host in hosts)
+        # hosts that failed or were unreachable before the report have no node: they fail every check
+        nodes = dict((host, steps[host].get("node") or {}) for host in hosts)
+        topology_host = next((host for host in hosts if "topology" in steps[host]), None)
+        partitions = (self.hostvar(sms[0], "opensm_partitions", []) if sms else self.var("opensm_partitions", [])) or []
+        the_report = verify.report(nodes, topology=steps[topology_host]["topology"] if topology_host else None,
+                                   topology_host=topology_host or verify.topology_host(
+                                       s.get("verify_topology_host"), self.var("ansible_play_hosts"), sms),
+                                   partitions=partitions, groups=groups, sms=sms, rows=self._traffic_rows(s, hosts))
+        contents = verify.files(the_report)
+        directory = verify.report_dir(s.get("verify_report_dir") or "fabric-report", os.environ.get("PWD"),
+                                      self.var("playbook_dir"))
+        # written in check mode too: the report is the point of a check-mode run
+        written = []
+        for name, content, before in verify.stale(directory, contents):
+            path = os.path.join(directory, name)
+            verify.write(directory, name, content)
+            written.append(path)
+            self.changed()
+            if self._task.diff:
+                diff = dict(before_header=path, after_header=path)
+                if len(content) <= DIFF_LIMIT and len(before or "") <= DIFF_LIMIT:
+                    diff.update(before=before or "", after=content)
+                self._diff.append(diff)
+        self.returns(report=contents[0][1].splitlines(), report_dir=directory, written=written,
+                     summary=the_report.get("summary"), ok=the_report.get("ok"))
+        message = verify.failure(the_report)
+        if message and verify.truthy(s.get("verify_fail", True)):
+            self.returns(failed=True, msg=message)
+        else:
+            self.returns(msg=the_report.get("summary"))
+
+    def step(self):
+        s = self.settings
+        if self.reporting:
+            self._report(s)
+            return
+        hosts = self.var("groups", {}).get("ib_nodes", []) if self.preflight else self.var("ansible_play_hosts_all")
+        self.refuse(verify.pair_problems(s, hosts))
+        if self.preflight:
+            return
+        self._read_node(s)
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        if self.reporting and "report" in result:
+            # shown as ansible.builtin.debug shows its message: the table is what the play prints
+            result["_ansible_verbose_always"] = True
+            if not result.get("ran"):
+                result.pop("ran", None)
+        return result

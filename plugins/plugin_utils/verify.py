@@ -1,0 +1,148 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""The verify role's decisions (controller side), for its action (plugins/action/verify.py).
+
+- :func:`pair_problems`: explicit traffic pairs that cannot run (hosts outside the play, a node paired with itself);
+- :func:`expect` and :func:`traffic_node`: what the inventory asks of a node, and what the traffic step knows of it;
+- :func:`sm_hosts`, :func:`topology_host`: the play's subnet manager hosts, the host that runs ibnetdiscover;
+- :func:`report`: the checks of every node (the filter ``verify_checks``, which users may template too);
+- :func:`files`, :func:`stale`, :func:`write`: the report's three files on the controller, written (atomically) only where
+  their content differs.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from ansible.plugins.filter.core import to_nice_json
+
+from ansible_collections.fabric.infiniband.plugins.filter.verify_checks import verify_checks
+from ansible_collections.fabric.infiniband.plugins.filter.verify_report import verify_report
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import traffic
+
+# What the other roles' variables default to when the host does not set them (their roles' defaults).
+EXPECT_DEFAULTS = (
+    ("link_type_default", "ib"),
+    ("link_type_adapters", []),
+    ("rdma_netns_mode", "exclusive"),
+    ("sriov_pfs", []),
+    ("sriov_guid_mode", "scheme"),
+    ("sriov_guid_prefix", "0x02fa"),
+    ("sriov_guid_host_id", None),
+    ("firmware_versions", []),
+)
+TRAFFIC_SETTINGS = (("address", "verify_traffic_address"), ("roce", "verify_traffic_roce"),
+                    ("min_bw_gbps", "verify_traffic_min_bw_gbps"), ("max_lat_us", "verify_traffic_max_lat_us"),
+                    ("thresholds", "verify_traffic_thresholds"), ("bw_iterations", "verify_traffic_bw_iterations"),
+                    ("lat_iterations", "verify_traffic_lat_iterations"))
+FILES = ("fabric-report.txt", "fabric-report.json", "fabric-report.html")
+
+
+def truthy(value):
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in ("1", "true", "yes", "on", "y")
+
+
+def pair_problems(settings, hosts):
+    """Sentences about the explicit pairs of ``verify_traffic_pairs`` that cannot run among ``hosts`` (none when the
+    traffic step is off)."""
+    if not truthy(settings.get("verify_traffic", False)):
+        return []
+    return traffic.pair_problems(settings.get("verify_traffic_pairs") or [], [str(host) for host in hosts or []])
+
+
+def expect(var):
+    """What the inventory asks of the node: the other roles' variables (``var(name, default)`` reads one)."""
+    return dict((name, var(name, default)) for name, default in EXPECT_DEFAULTS)
+
+
+def traffic_node(settings, hca):
+    """What the traffic step knows of the node (plugins/plugin_utils/traffic.py); {} when the step is off."""
+    if not truthy(settings.get("verify_traffic", False)):
+        return {}
+    node = dict((key, settings.get(name)) for key, name in TRAFFIC_SETTINGS)
+    node["hca"] = hca
+    return node
+
+
+def sm_hosts(play_hosts_all, groups):
+    """The subnet manager hosts of the play; the SM LID of every port must be one of theirs when there are any."""
+    opensm = (groups or {}).get("opensm") or []
+    return [host for host in play_hosts_all or [] if host in opensm]
+
+
+def topology_host(setting, play_hosts, sms):
+    """The host that runs ibnetdiscover: ``verify_topology_host``, else the first subnet manager host still in the play,
+    else the play's first host (by default among the hosts still in the play, so that an unreachable node does not cost
+    the picture)."""
+    if setting:
+        return setting
+    hosts = [host for host in play_hosts or [] if host in sms] + list(play_hosts or [])
+    return hosts[0] if hosts else None
+
+
+def report_dir(setting, pwd, playbook_dir):
+    """The directory of the report files: ``verify_report_dir``, relative to the directory ansible-playbook runs in."""
+    if os.path.isabs(setting):
+        return setting
+    return "%s/%s" % (pwd or playbook_dir, setting)
+
+
+def report(nodes, topology=None, topology_host=None, partitions=None, groups=None, sms=None, rows=None):
+    """The verdicts of every node (filter ``verify_checks``)."""
+    return verify_checks(nodes, topology=topology, topology_host=topology_host, partitions=partitions or [], groups=groups,
+                         sm_hosts=sms, traffic=rows)
+
+
+def files(the_report):
+    """``[(name, content)]`` of the report's three files: the table, the JSON and the HTML page."""
+    return [(FILES[0], verify_report(the_report, "text")),
+            (FILES[1], to_nice_json(the_report, sort_keys=False) + "\n"),
+            (FILES[2], verify_report(the_report, "html"))]
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except (IOError, OSError, UnicodeDecodeError):
+        return None
+
+
+def stale(directory, contents):
+    """``[(name, content, before)]`` of the files of ``contents`` whose file in ``directory`` does not hold it (``before``:
+    what it holds, None when it is missing)."""
+    out = []
+    for name, content in contents:
+        before = _read(os.path.join(directory, name))
+        if before != content:
+            out.append((name, content, before))
+    return out
+
+
+def write(directory, name, content):
+    """Write ``content`` to ``directory/name`` atomically (a temporary file in the same directory, then a rename),
+    mode 0644; the directory is made (0755) when missing."""
+    os.makedirs(directory, mode=0o755, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".%s." % name)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(content)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, os.path.join(directory, name))
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def failure(the_report):
+    """The failure message of a report with failing checks (its summary, then each failure), or None."""
+    if not the_report.get("failures"):
+        return None
+    return [the_report.get("summary")] + list(the_report["failures"])

@@ -1,0 +1,82 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""plugin_utils/verify.py: the verify role's pair check, what it collects of a node, its report files (its action runs the
+modules and writes them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import verify
+
+HCA = {"hcas": [], "rdma_system": {"netns_mode": "exclusive"}}
+
+
+def test_pair_problems_only_with_the_traffic_step():
+    pairs = [{"server": "node01", "client": "node01"}, {"server": "node01", "client": "node09"}]
+    assert verify.pair_problems({"verify_traffic": False, "verify_traffic_pairs": pairs}, ["node01"]) == []
+    problems = verify.pair_problems({"verify_traffic": "true", "verify_traffic_pairs": pairs}, ["node01", "node02"])
+    assert any(p.startswith("verify_traffic_pairs[0]: node01 is paired with itself") for p in problems), problems
+    assert any(p.startswith("verify_traffic_pairs[1].client: node09 is no host of the play") for p in problems), problems
+
+
+def test_expect_takes_the_other_roles_defaults():
+    values = {"rdma_netns_mode": "shared", "sriov_pfs": [{"device": "mlx5_0", "num_vfs": 4}]}
+    got = verify.expect(lambda name, default=None: values.get(name, default))
+    assert got == {"link_type_default": "ib", "link_type_adapters": [], "rdma_netns_mode": "shared",
+                   "sriov_pfs": [{"device": "mlx5_0", "num_vfs": 4}], "sriov_guid_mode": "scheme",
+                   "sriov_guid_prefix": "0x02fa", "sriov_guid_host_id": None, "firmware_versions": []}
+
+
+def test_traffic_node():
+    settings = {"verify_traffic": True, "verify_traffic_address": "10.0.0.1", "verify_traffic_roce": False,
+                "verify_traffic_min_bw_gbps": None, "verify_traffic_max_lat_us": 5, "verify_traffic_thresholds": {},
+                "verify_traffic_bw_iterations": None, "verify_traffic_lat_iterations": 100}
+    assert verify.traffic_node(settings, HCA) == {"hca": HCA, "address": "10.0.0.1", "roce": False, "min_bw_gbps": None,
+                                                   "max_lat_us": 5, "thresholds": {}, "bw_iterations": None,
+                                                   "lat_iterations": 100}
+    assert verify.traffic_node(dict(settings, verify_traffic=False), HCA) == {}
+
+
+def test_sm_and_topology_hosts():
+    sms = verify.sm_hosts(["n1", "n2", "n3"], {"opensm": ["n3", "n9"]})
+    assert sms == ["n3"]
+    assert verify.topology_host(None, ["n1", "n2", "n3"], sms) == "n3"
+    assert verify.topology_host(None, ["n1", "n2"], sms) == "n1"
+    assert verify.topology_host("n2", ["n1", "n2"], sms) == "n2"
+    assert verify.topology_host(None, [], []) is None
+    assert verify.sm_hosts(["n1"], {}) == []
+
+
+def test_report_dir():
+    assert verify.report_dir("/srv/report", "/home/me", "/pb") == "/srv/report"
+    assert verify.report_dir("fabric-report", "/home/me", "/pb") == "/home/me/fabric-report"
+    assert verify.report_dir("fabric-report", None, "/pb") == "/pb/fabric-report"
+
+
+def test_report_files_written_only_where_they_differ(tmp_path):
+    nodes = {"node01": {"hca": HCA, "pending": {"entries": {}}, "expect": {"rdma_netns_mode": "shared"}, "traffic": {}}}
+    report = verify.report(nodes)
+    assert report["ok"] is False
+    assert verify.failure(report)[0] == report["summary"]
+    assert any("RDMA netns mode: expected shared, found exclusive" in line for line in verify.failure(report))
+    contents = verify.files(report)
+    assert [name for name, _ in contents] == list(verify.FILES)
+    assert json.loads(contents[1][1]) == json.loads(json.dumps(report)) and contents[1][1].endswith("}\n")
+    directory = str(tmp_path / "a" / "report")
+    todo = verify.stale(directory, contents)
+    assert [(name, before) for name, _, before in todo] == [(name, None) for name in verify.FILES]
+    for name, content, _ in todo:
+        verify.write(directory, name, content)
+    assert verify.stale(directory, contents) == []
+    assert stat.S_IMODE(os.stat(os.path.join(directory, verify.FILES[0])).st_mode) == 0o644
+    assert sorted(os.listdir(directory)) == sorted(verify.FILES)
+    passing = verify.report({"node01": dict(nodes["node01"], expect={"rdma_netns_mode": "exclusive"})})
+    assert verify.failure(passing) is None
+    changed = verify.stale(directory, verify.files(passing))
+    assert [name for name, _, _ in changed] == list(verify.FILES) and changed[0][2] == contents[0][1]
