@@ -6,10 +6,13 @@
 #   2. ansible-builder introspect on the collection installed from the artifact (its
 #      meta/execution-environment.yml with paths from the collection root);
 #   3. ansible-builder create on the buildable EE definition ee/execution-environment.yml;
-#   4. antsibull-docs lint-collection-docs --plugin-docs on the installed collection;
+#   4. antsibull-docs lint-collection-docs --plugin-docs on the collection installed outside the
+#      checkout (a temporary directory under /tmp: inside the git tree, in an ignored folder,
+#      antsibull-docs lints what git shows it and reports nothing), then the docsite's RST;
 #   5. galaxy-importer on the artifact, as Galaxy imports it (ansible-doc, ansible-lint production
 #      offline with only this collection on the path): the log must hold no WARNING and no ERROR.
-# Everything is written to .cache/galaxy/ (removed first). Nothing needs Galaxy or a registry.
+# Everything is written to .cache/galaxy/ (removed first), except the lint's copy (removed at exit).
+# Nothing needs Galaxy or a registry.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -62,7 +65,8 @@ for name in sorted(files):
 # What a user runs and reads.
 for name in ("README.md", "COPYING", "meta/runtime.yml", "meta/execution-environment.yml", "meta/ee-requirements.txt",
              "meta/bindep.txt", "docs/docsite/extra-docs.yml", "docs/docsite/links.yml", "changelogs/changelog.yaml",
-             "playbooks/site.yml", "inventories/example/hosts.yml", "docs/guides.md"):
+             "playbooks/site.yml", "inventories/example/hosts.yml", "inventories/minimal/hosts.yml",
+             "inventories/minimal/group_vars/ib_nodes.yml", "docs/guides.md"):
     if name not in files:
         problems.append("missing from the artifact: %s" % name)
 # Relative links and images of the shipped Markdown files must point into the artifact.
@@ -126,11 +130,68 @@ grep -q "fabric.infiniband" "${OUT}/ee-context/_build/requirements.yml" || die "
 info "build context: ${OUT#"${REPO_ROOT}"/}/ee-context ($(find "${OUT}/ee-context" -type f | wc -l) files)"
 
 header "galaxy: antsibull-docs lint-collection-docs --plugin-docs"
-# The installed collection first; its dependencies from .collections, so that references to
-# them (M(kubernetes.core.k8s), ...) are checked too.
-ANSIBLE_COLLECTIONS_PATH="${INSTALLED}:${COLLECTIONS_DIR}" antsibull-docs lint-collection-docs --plugin-docs \
-    --validate-collection-refs=dependent --disallow-unknown-collection-refs --check-extra-docs-refs "${collection}"
-info "antsibull-docs: no findings"
+# On a copy installed outside the checkout: under .cache/ (ignored by git) antsibull-docs reported
+# nothing even for markup it refuses elsewhere. The dependencies come from .collections, so that
+# references to them (M(kubernetes.core.k8s), ...) are checked too; "all" because "dependent" does
+# not load them (antsibull-docs 2.28.0 then calls every reference to kubernetes.core unknown).
+LINT_DIR="$(mktemp -d /tmp/fabric-infiniband-lint.XXXXXX)"
+trap 'rm -rf "${LINT_DIR}"' EXIT
+ANSIBLE_COLLECTIONS_PATH="${LINT_DIR}" ansible-galaxy collection install --offline --no-deps --force \
+    -p "${LINT_DIR}" "${artifact}" >/dev/null
+lint_log="${OUT}/antsibull-docs-lint.log"
+lint_rc=0
+(
+    cd "${LINT_DIR}"
+    ANSIBLE_COLLECTIONS_PATH="${LINT_DIR}:${COLLECTIONS_DIR}" antsibull-docs lint-collection-docs --plugin-docs \
+        --validate-collection-refs=all --disallow-unknown-collection-refs --check-extra-docs-refs \
+        "${LINT_DIR}/ansible_collections/fabric/infiniband"
+) >"${lint_log}" 2>&1 || lint_rc=$?
+# One "<file>:<line>:<col>: <message>" line per finding, paths from the collection's root.
+if [ "${lint_rc}" -ne 0 ] || grep -q . "${lint_log}"; then
+    sed -E "s#^/tmp/[^ :]+/ansible_collections/fabric/infiniband/##" "${lint_log}"
+    die "antsibull-docs: exit ${lint_rc}, $(grep -c ': ' "${lint_log}") finding(s) in the collection's documentation"
+fi
+info "antsibull-docs lint: no findings"
+# The docsite's RST as a documentation site builds it: every reference must resolve (a reference
+# the build cannot resolve is only a warning there; here it fails).
+docsite_log="${OUT}/antsibull-docs-collection.log"
+mkdir -m 700 "${LINT_DIR}/docsite"
+(
+    cd "${LINT_DIR}"
+    ANSIBLE_COLLECTIONS_PATH="${LINT_DIR}:${COLLECTIONS_DIR}" antsibull-docs collection --use-current \
+        --dest-dir "${LINT_DIR}/docsite" fabric.infiniband
+) >"${docsite_log}" 2>&1 || { cat "${docsite_log}"; die "antsibull-docs collection failed"; }
+if grep -E "WARNING|ERROR" "${docsite_log}"; then
+    die "antsibull-docs collection: warnings or errors building the docsite (${docsite_log#"${REPO_ROOT}"/})"
+fi
+# Sphinx would warn about a return value reference without its anchor, such as RV(ansible_facts): the
+# docsite lists returned facts by their entries only. The same check, without Sphinx.
+"${VENV}/bin/python" - "${LINT_DIR}/docsite/collections/fabric/infiniband" <<'EOF'
+import glob
+import re
+import sys
+
+root = sys.argv[1]
+texts = {path: open(path, encoding="utf-8").read() for path in glob.glob(root + "/**/*.rst", recursive=True)}
+labels = set()
+for text in texts.values():
+    labels.update(re.findall(r"^\s*\.\. _(ansible_collections\.[^:\s]+):\s*$", text, re.M))
+problems = []
+references = 0
+for path, text in sorted(texts.items()):
+    for fqcn, ptype, name in re.findall(r":ansretval:`(fabric\.infiniband\.[a-z0-9_]+)#([a-z_]+):([^`=]+?)(?:=[^`]*)?`",
+                                        text.replace("\\", "")):
+        references += 1
+        label = "ansible_collections.%s_%s__return-%s" % (fqcn, ptype, name.replace("[]", "").replace(".", "/"))
+        if label not in labels:
+            problems.append("%s: RV(%s#%s:%s) has no anchor in the docsite" % (path[len(root) + 1:], fqcn, ptype, name))
+for problem in problems:
+    print(problem)
+if problems or not references:
+    sys.exit("return value references of the docsite: %d, %d without an anchor" % (references, len(problems)))
+print("docsite: %d return value references, each with its anchor" % references)
+EOF
+info "antsibull-docs collection: docsite RST written without warnings"
 
 header "galaxy: galaxy-importer (Galaxy's import checks)"
 # Galaxy's defaults, stated: ansible-doc and ansible-lint on, ansible-test off. The importer writes
