@@ -37,9 +37,9 @@ def test_traffic_node():
     settings = {"verify_traffic": True, "verify_traffic_address": "10.0.0.1", "verify_traffic_roce": False,
                 "verify_traffic_min_bw_gbps": None, "verify_traffic_max_lat_us": 5, "verify_traffic_thresholds": {},
                 "verify_traffic_bw_iterations": None, "verify_traffic_lat_iterations": 100}
-    assert verify.traffic_node(settings, HCA) == {"hca": HCA, "address": "10.0.0.1", "roce": False, "min_bw_gbps": None,
-                                                   "max_lat_us": 5, "thresholds": {}, "bw_iterations": None,
-                                                   "lat_iterations": 100}
+    wanted = {"hca": HCA, "address": "10.0.0.1", "roce": False, "min_bw_gbps": None, "max_lat_us": 5, "thresholds": {},
+              "bw_iterations": None, "lat_iterations": 100}
+    assert verify.traffic_node(settings, HCA) == wanted
     assert verify.traffic_node(dict(settings, verify_traffic=False), HCA) == {}
 
 
@@ -66,17 +66,17 @@ def test_report_files_written_only_where_they_differ(tmp_path):
     assert verify.failure(report)[0] == report["summary"]
     assert any("RDMA netns mode: expected shared, found exclusive" in line for line in verify.failure(report))
     contents = verify.files(report)
-    assert [name for name, _ in contents] == list(verify.FILES)
+    assert [item[0] for item in contents] == list(verify.FILES)
     assert json.loads(contents[1][1]) == json.loads(json.dumps(report)) and contents[1][1].endswith("}\n")
     directory = str(tmp_path / "a" / "report")
     todo = verify.stale(directory, contents)
-    assert [(name, before) for name, _, before in todo] == [(name, None) for name in verify.FILES]
-    for name, content, _ in todo:
-        verify.write(directory, name, content)
+    assert [(item[0], item[2]) for item in todo] == [(name, None) for name in verify.FILES]
+    for item in todo:
+        verify.write(directory, item[0], item[1])
     assert verify.stale(directory, contents) == []
     assert stat.S_IMODE(os.stat(os.path.join(directory, verify.FILES[0])).st_mode) == 0o644
     assert sorted(os.listdir(directory)) == sorted(verify.FILES)
     passing = verify.report({"node01": dict(nodes["node01"], expect={"rdma_netns_mode": "exclusive"})})
     assert verify.failure(passing) is None
     changed = verify.stale(directory, verify.files(passing))
-    assert [name for name, _, _ in changed] == list(verify.FILES) and changed[0][2] == contents[0][1]
+    assert [item[0] for item in changed] == list(verify.FILES) and changed[0][2] == contents[0][1]
