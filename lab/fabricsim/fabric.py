@@ -144,3 +144,24 @@ def sync(state_path, query=query_port):
 
     sim_state.mutate(state_path, update)
     return True
+
+
+# A kernel counter file -> the PortCounters field of ibsim's console command PerformanceSet (perfquery's names)
+PERF_FIELDS = {"symbol_error": "SymbolErrorCounter", "link_error_recovery": "LinkErrorRecoveryCounter",
+               "link_downed": "LinkDownedCounter", "port_rcv_errors": "PortRcvErrors",
+               "port_rcv_remote_physical_errors": "PortRcvRemotePhysicalErrors", "port_xmit_discards": "PortXmitDiscards",
+               "local_link_integrity_errors": "LocalLinkIntegrityErrors",
+               "excessive_buffer_overrun_errors": "ExcessiveBufferOverrunErrors"}
+
+
+def perf_set(states, host, bdf, counter, value):
+    """The ibsim console line that sets ``counter`` (the kernel's name) of the switch port cabled to ``host``'s port
+    ``bdf``: the far end of the same link, as ``perfquery <switch lid> <port>`` then shows it. Write it to the lab's
+    console FIFO (``.cache/lab*/ibsim/console``)."""
+    field = PERF_FIELDS.get(counter)
+    if field is None:
+        raise ValueError("%s is no counter ibsim keeps; known: %s" % (counter, ", ".join(sorted(PERF_FIELDS))))
+    for port in cabled_ports(states):
+        if port["host"] == host and port["bdf"] == sim_state.normalize_bdf(bdf):
+            return 'PerformanceSet "%s"[%d] PortCounters.%s=%d' % (SWITCH, port["switch_port"], field, int(value))
+    raise ValueError("%s %s is not cabled to the switch" % (host, bdf))

@@ -154,3 +154,14 @@ def test_bad_port_commands_are_refused_and_change_nothing(lab_node, argv, says):
 def test_state_refuses_a_bad_section():
     with pytest.raises(sim_state.StateError, match="port_health.0000:3b:00.0.link must be up or down"):
         sim_state.normalize(node(port_health={"0000:3b:00.0": {"link": "sideways"}}))
+
+
+def test_ibsim_carries_the_switch_side_of_a_link():
+    from fabricsim import fabric  # pylint: disable=import-outside-toplevel
+    states = {"node01": sim_state.normalize(node())}
+    assert fabric.perf_set(states, "node01", "0000:3b:00.1", "symbol_error", 12) == \
+        'PerformanceSet "Switch1"[2] PortCounters.SymbolErrorCounter=12'
+    with pytest.raises(ValueError, match="not cabled"):
+        fabric.perf_set(states, "node02", "0000:3b:00.0", "symbol_error", 1)
+    with pytest.raises(ValueError, match="no counter ibsim keeps"):
+        fabric.perf_set(states, "node01", "0000:3b:00.0", "port_xmit_data", 1)
