@@ -46,6 +46,8 @@ SETTINGS = (
 
 # host facts the modules, role steps and playbooks publish (also from a fact cache): no settings, never refused
 FACTS = (
+    # the fabric as fabric_topology_info returns it, run-stamped; the topology role reads it when current
+    "infiniband_fabric",
     "infiniband_firmware",
     "infiniband_hca",
     "infiniband_hca_stale",

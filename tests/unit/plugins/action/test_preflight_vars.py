@@ -152,7 +152,7 @@ def test_spec_problems_judge_the_values_set_as_each_role_would():
 
 
 # ------------------------------------------------------------------ the action's own options (issue 22)
-ROLES_LIST = "(firmware, gpudirect, ipoib, k8s_network, link_type, node_reboot, opensm, rdma_netns, rdma_stack, sriov, verify)"
+ROLES_LIST = "(firmware, gpudirect, ipoib, k8s_network, link_type, node_reboot, opensm, rdma_netns, rdma_stack, sriov, topology, verify)"
 
 
 @pytest.mark.parametrize("value, expected", [
