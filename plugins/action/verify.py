@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import os
 
+from ansible_collections.fabric.infiniband.plugins.action import port_health
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import health
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import traffic
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import verify
 from ansible_collections.fabric.infiniband.plugins.plugin_utils.role_step import RoleAction
@@ -55,6 +57,10 @@ class ActionModule(RoleAction):
         hca = self.hca(pending=True, what="read the adapters and what the node waits for")
         node = dict(hca=hca, pending=self.fact("infiniband_pending"), expect=verify.expect(self.var),
                     traffic=verify.traffic_node(s, hca))
+        checks = port_health.settings_of(self)
+        if checks["verify_health"]:
+            # the ports judged (plugins/plugin_utils/health.py), published as the fact infiniband_health
+            node["health"] = port_health.judge_node(self, checks)
         self.returns(node=node)
         sms = verify.sm_hosts(self.var("ansible_play_hosts_all"), self.var("groups"))
         host = verify.topology_host(s.get("verify_topology_host"), self.var("ansible_play_hosts"), sms)
@@ -113,7 +119,7 @@ class ActionModule(RoleAction):
             self._report(s)
             return
         hosts = self.var("groups", {}).get("ib_nodes", []) if self.preflight else self.var("ansible_play_hosts_all")
-        self.refuse(verify.pair_problems(s, hosts))
+        self.refuse(verify.pair_problems(s, hosts) + health.check_settings(port_health.settings_of(self)))
         if self.preflight:
             return
         self._read_node(s)

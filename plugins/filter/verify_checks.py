@@ -134,6 +134,10 @@ CATEGORIES = (
     ("firmware", "firmware"),
     ("link_layer", "link layer"),
     ("port_state", "port state"),
+    ("width", "width"),
+    ("speed", "speed"),
+    ("errors", "errors"),
+    ("flaps", "flaps"),
     ("sm", "SM"),
     ("netns", "netns"),
     ("vfs", "VFs"),
@@ -249,6 +253,25 @@ def _port_state(hca):
         actual = "%s/%s" % (port.get("state"), port.get("physical_state"))
         checks.append(_check("port_state", "port state %s" % _where(entry, port), "ACTIVE/LinkUp", actual, actual == "ACTIVE/LinkUp"))
     return checks or [_not_asked("port_state", "no InfiniBand port")]
+
+
+_HEALTH_CHECKS = ("width", "speed", "errors", "flaps")
+
+
+def _health(health):
+    """The node's judged port health (the fact infiniband_health, plugins/plugin_utils/health.py): one check per port
+    and health check with what was expected and found; state and physical state are the port_state column's."""
+    if not isinstance(health, dict) or "rows" not in health:
+        return []
+    checks = []
+    for row in health.get("rows") or []:
+        for key in _HEALTH_CHECKS:
+            status = row.get(key)
+            if status in (None, "-"):
+                continue
+            checks.append(_check(key, "%s of %s" % (key, row.get("port")), (row.get("expected") or {}).get(key),
+                                 (row.get("found") or {}).get(key), status != "FAIL"))
+    return checks or [_not_asked(key, "no InfiniBand port") for key in _HEALTH_CHECKS]
 
 
 def _sm(hca, sm_lids):
@@ -492,7 +515,8 @@ def verify_checks(nodes, topology=None, topology_host=None, partitions=None, gro
         else:
             pkeys = _pkeys(hca, memberships.get(host, set()))
         fw_checks, fw_rows = _firmware(hca, expect)
-        checks = (fw_checks + _link_layer(hca, expect) + _port_state(hca) + _sm(hca, sm_lids) + _netns(hca, expect) + counts + vf_guids
+        checks = (fw_checks + _link_layer(hca, expect) + _port_state(hca) + _health(node.get("health"))
+                  + _sm(hca, sm_lids) + _netns(hca, expect) + counts + vf_guids
                   + pkeys + _pending(node.get("pending")) + _in_fabric(hca, fabric_guids))
         report["hosts"].append({"host": host, "checks": checks, "firmware": fw_rows, "pending": node.get("pending")})
     _unique_guids(report, seen_guids)

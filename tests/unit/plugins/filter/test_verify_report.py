@@ -31,11 +31,12 @@ def _failing_report():
 def test_text_table():
     text = verify_report(_failing_report(), "text")
     lines = text.splitlines()
-    assert lines[0].split() == ["host", "firmware", "link", "layer", "port", "state", "SM", "netns", "VFs", "VF", "GUIDs", "P_Keys",
+    assert lines[0].split() == ["host", "firmware", "link", "layer", "port", "state", "width", "speed", "errors", "flaps",
+                                "SM", "netns", "VFs", "VF", "GUIDs", "P_Keys",
                                 "pending", "in", "fabric", "result"]
     # no firmware_versions: the firmware check is not asked
-    assert lines[2].split() == ["node01", "-", "ok", "ok", "ok", "FAIL", "-", "-", "ok", "ok", "ok", "FAIL"]
-    assert lines[3].split() == ["node02", "-", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok"]
+    assert lines[2].split() == ["node01", "-", "ok", "ok", "-", "-", "-", "-", "ok", "FAIL", "-", "-", "ok", "ok", "ok", "FAIL"]
+    assert lines[3].split() == ["node02", "-", "ok", "ok", "-", "-", "-", "-", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok"]
     assert "1 of 3 nodes fail 1 checks: node01" in lines
     assert "topology from node01: 1 switches, 4 HCAs, 4 links" in lines
     assert lines[-1] == "  node01: RDMA netns mode: expected exclusive, found shared"
@@ -101,8 +102,8 @@ def _waiting_report():
 def test_text_table_shows_waiting_apart_from_failing():
     lines = verify_report(_waiting_report(), "text").splitlines()
     # columns: host, firmware, link layer, port state, SM, netns, VFs, VF GUIDs, P_Keys, pending, in fabric, result
-    assert lines[2].split() == ["node01", "-", "WAITING", "ok", "ok", "ok", "-", "-", "ok", "WAITING", "ok", "WAITING"]
-    assert lines[3].split() == ["node02", "-", "ok", "ok", "ok", "FAIL", "WAITING", "WAITING", "ok", "WAITING", "ok", "FAIL"]
+    assert lines[2].split() == ["node01", "-", "WAITING", "ok", "-", "-", "-", "-", "ok", "ok", "-", "-", "ok", "WAITING", "ok", "WAITING"]
+    assert lines[3].split() == ["node02", "-", "ok", "ok", "-", "-", "-", "-", "ok", "FAIL", "WAITING", "WAITING", "ok", "WAITING", "ok", "FAIL"]
     assert lines[4].split()[-1] == "ok"
     assert "1 of 3 nodes fail 1 checks: node02; 1 of 3 nodes wait for a reboot: node01" in lines
     start = lines.index("Failing checks:")
