@@ -68,6 +68,9 @@ class ActionModule(RoleAction):
         scheduler = self.arg("scheduler")
         if scheduler not in ("slurm", "kubernetes"):
             raise StepFailed("scheduler must be slurm or kubernetes, not %r" % (scheduler,))
+        if self.preflight:
+            self.refuse(health.check_settings(s))
+            return
         if not s["verify_health_gate"]:
             self.returns(skipped_reason="verify_health_gate is false")
             return
@@ -75,8 +78,6 @@ class ActionModule(RoleAction):
         self.refuse(health.check_settings(s, len(found)))
         limit = health.max_drain(s.get("verify_health_max_drain", "10%"), len(found))[0]
         key = s.get("verify_health_taint_key") or health.DEFAULT_TAINT_KEY
-        if self.preflight:
-            return
         slurm = taints = None
         nodes = {}
         if scheduler == "slurm":
