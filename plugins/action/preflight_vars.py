@@ -47,8 +47,13 @@ ALLOW_VAR = "infiniband_preflight_allow"
 _RESULT_KEYS = ("changed", "failed", "skipped", "results", "unreachable")
 
 
+_SPECS = {}
+
+
 def _argument_specs(roles_dir=ROLES_DIR):
-    """``{role: its argument_specs (entry point to spec)}`` for every role of the collection."""
+    """``{role: its argument_specs (entry point to spec)}`` for every role of the collection (read once per process)."""
+    if roles_dir in _SPECS:
+        return _SPECS[roles_dir]
     out = {}
     for role in sorted(os.listdir(roles_dir)):
         path = os.path.join(roles_dir, role, "meta", "argument_specs.yml")
@@ -56,6 +61,7 @@ def _argument_specs(roles_dir=ROLES_DIR):
             continue
         with open(path) as handle:
             out[role] = (yaml.load(handle, Loader=_Loader) or {}).get("argument_specs") or {}
+    _SPECS[roles_dir] = out
     return out
 
 

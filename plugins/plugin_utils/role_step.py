@@ -244,6 +244,9 @@ class RoleAction(ActionBase):
                                 **task_vars))
                         value = templar.template(trust_as_template(value))
                     self.settings[name] = value
+            # the role's argument specs (entry point main), as Ansible's own validation would judge them: a playbook that
+            # imports the role with rolespec_validate: false (nodes.yml) pays no task for it
+            self.refuse(preflight_vars.spec_problems(self.settings, preflight_vars.main_specs(), [self.ROLE]))
             self.step()
         except StepFailed as exc:
             result.update(failed=True, msg=str(exc))
