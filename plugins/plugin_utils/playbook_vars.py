@@ -48,7 +48,6 @@ SETTINGS = (
 FACTS = (
     # the fabric as fabric_topology_info returns it, run-stamped; the topology role reads it when current
     "infiniband_fabric",
-    "infiniband_firmware",
     "infiniband_hca",
     "infiniband_hca_stale",
     # each node's judged port health (the verify role's port_health step), read by its health gate
