@@ -542,7 +542,7 @@ def slurm_up(timeout=90):
         conf_changed = _put(name, "/etc/slurm/slurm.conf", conf, "0644", "root:root")
         if name == controller:
             if subprocess.run(["podman", "exec", PREFIX + name, "test", "-e", "/etc/slurm/topology.conf"], check=False).returncode:
-                _put(name, "/etc/slurm/topology.conf", initial, "0644", "root:root")
+                conf_changed = _put(name, "/etc/slurm/topology.conf", initial, "0644", "root:root") or conf_changed
             _node_exec(name, ["systemctl", "enable", "slurmctld"])
             _node_exec(name, ["systemctl", "restart" if conf_changed else "start", "slurmctld"])
     options = ('# Written by lab/labctl.py slurm up: configless, the configuration comes from slurmctld\n'
