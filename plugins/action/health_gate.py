@@ -64,6 +64,14 @@ class ActionModule(RoleAction):
         return dict((host, nodes[host]) for host in found if host in nodes), nodes
 
     def step(self):
+        try:
+            self._step()
+        except StepFailed as exc:
+            # the verify role runs the gate with failed_when: false and fails its report step with this
+            self.returns(error=str(exc))
+            raise
+
+    def _step(self):
         s = settings_of(self)
         scheduler = self.arg("scheduler")
         if scheduler not in ("slurm", "kubernetes"):

@@ -107,6 +107,11 @@ class ActionModule(RoleAction):
                 self._diff.append(diff)
         self.returns(report=contents[0][1].splitlines(), report_dir=directory, written=written,
                      summary=the_report.get("summary"), ok=the_report.get("ok"))
+        gate = [r.get("error") for r in (self.var("__verify_health_gate") or {}).get("results") or [] if r.get("error")]
+        if gate:
+            # the health gate refused (a fabric-wide fault suspected) or failed: the run fails, verify_fail or not
+            self.returns(failed=True, msg=["health gate: %s" % error for error in gate] + (verify.failure(the_report) or []))
+            return
         message = verify.failure(the_report)
         if message and verify.truthy(s.get("verify_fail", True)):
             self.returns(failed=True, msg=message)
