@@ -41,6 +41,7 @@ attributes:
     support: full
   action:
     support: full
+    description: Runs on the controller as an action plugin, which runs the module on the node.
     details:
       - The action plugin of the same name checks on the controller whether the run holding the lock still runs (O(run_id)).
 options:
