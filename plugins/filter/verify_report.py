@@ -157,9 +157,16 @@ def _figure(value):
     return ("%.3f" % value).rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
 
 
+def _hca_cell(hca, port):
+    """``mlx5_0/1``; the HCA alone where no port is known; ``-`` where the row has no HCA (an unpaired rail)."""
+    if not hca:
+        return "-"
+    return "%s/%s" % (hca, port) if port else str(hca)
+
+
 def _traffic_cells(row):
-    return [row.get("server") or "-", "%s/%s" % (row.get("server_hca") or "-", row.get("server_port") or "-"),
-            row.get("client") or "-", "%s/%s" % (row.get("client_hca") or "-", row.get("client_port") or "-"),
+    return [row.get("server") or "-", _hca_cell(row.get("server_hca"), row.get("server_port")),
+            row.get("client") or "-", _hca_cell(row.get("client_hca"), row.get("client_port")),
             _figure(row.get("rate_gbps")), _figure(row.get("bw_gbps")), _figure(row.get("min_bw_gbps")),
             _figure(row.get("lat_us")), _figure(row.get("max_lat_us")), _WORD.get(row.get("status"), row.get("status") or "-")]
 

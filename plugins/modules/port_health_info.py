@@ -50,7 +50,7 @@ options:
 notes:
   - Reading the record is the only way to see a flap that came and went between two runs; the kernel's C(link_downed) counter
     starts from 0 when the driver loads, so after a reboot all of it counts as new.
-  - RV(changed) is V(false) even when the record is written, which is the module's own bookkeeping, not a change to the host.
+  - C(changed) is V(false) even when the record is written, which is the module's own bookkeeping, not a change to the host.
 seealso:
   - name: Linux kernel sysfs ABI for InfiniBand
     description: The files under C(/sys/class/infiniband/<dev>/ports/<n>/) this module reads.

@@ -195,3 +195,13 @@ def test_a_report_without_firmware_rows_has_no_firmware_table():
     for entry in report["hosts"]:
         del entry["firmware"]
     assert "Firmware (" not in verify_report(report, "text") and "<h2>Firmware</h2>" not in verify_report(report, "html")
+
+
+def test_an_unpaired_rail_prints_no_empty_hca_port():
+    """The issue 35 stale item: an unpaired rail printed "-/-" (and "mlx5_1/-") for what it does not have."""
+    from ansible_collections.fabric.infiniband.plugins.filter.verify_report import _traffic_cells
+    cells = _traffic_cells({"server": "node01", "server_hca": "mlx5_1", "client": "node02", "status": "unpaired"})
+    assert cells[:4] == ["node01", "mlx5_1", "node02", "-"]
+    cells = _traffic_cells({"server": "node01", "server_hca": "mlx5_0", "server_port": 1, "client": "node02",
+                            "client_hca": "mlx5_2", "client_port": 1, "status": "planned"})
+    assert cells[:4] == ["node01", "mlx5_0/1", "node02", "mlx5_2/1"]
