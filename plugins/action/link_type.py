@@ -11,7 +11,7 @@ tool answered); this file only runs the modules in that order.
 
 from __future__ import annotations
 
-from ansible_collections.fabric.infiniband.plugins.plugin_utils import link_type
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import link_type, node_state
 from ansible_collections.fabric.infiniband.plugins.plugin_utils.role_step import RoleAction
 
 FW_RESET_TOOL = {"auto": "auto", "mlxconfig": "mlxfwreset", "mstconfig": "mstfwreset"}
@@ -31,6 +31,14 @@ class ActionModule(RoleAction):
                                  what="LINK_TYPE of %s (%s)" % (item["device"], item["model"]))
             results.append(dict(result, item=item))
         return results
+
+    def _record(self, status):
+        """pending_action's arguments: the link types that wait for a reboot, or none any more."""
+        stuck = ("Rebooting again will not help: check the card's firmware version and the mlxconfig query of the device, or "
+                 "power the node off and on by hand.")
+        return dict(name="link_type", state="present" if status["pending"] else "absent",
+                    action="power_cycle" if status["power_cycle"] else "reboot", escalate_to="power_cycle",
+                    reason=status["reason"], details=dict(devices=status["pending"]), run_id=self.run_id, stuck_msg=stuck)
 
     def step(self):
         s = self.settings
@@ -54,14 +62,8 @@ class ActionModule(RoleAction):
         self.publish(link_type_waiting=status["pending"])
         self.returns(status=status)
         entry = self.fact("infiniband_pending")
-        if status["pending"] or link_type.may_hold(entry, "link_type", self.fact("infiniband_pending_stale", False), self.run_id):
-            self.module("pending_action", dict(
-                name="link_type", state="present" if status["pending"] else "absent",
-                action="power_cycle" if status["power_cycle"] else "reboot", escalate_to="power_cycle",
-                reason=status["reason"], details=dict(devices=status["pending"]), run_id=self.run_id,
-                stuck_msg="Rebooting again will not help: check the card's firmware version and the mlxconfig query of the "
-                          "device, or power the node off and on by hand."),
-                what="record what waits for a reboot")
+        if status["pending"] or node_state.may_hold(entry, "link_type", self.fact("infiniband_pending_stale", False), self.run_id):
+            self.module("pending_action", self._record(status), what="record what waits for a reboot")
         if status["mismatches"]:
             self.refuse(["; ".join(status["mismatches"]) + ". The driver has not picked the firmware's link type up: reload "
                          "mlx5_core or reboot the node"], suffix=None)

@@ -29,6 +29,8 @@ ROLE_NAMES = ("node_reboot_allow", "node_reboot_allow_fw_reset", "node_reboot_me
 
 class ActionModule(RoleAction):
     ROLE = "node_reboot"
+    # reboot_settings judges every value under the name the user set (infiniband_allow_reboot, not node_reboot_allow)
+    VALIDATE_SPECS = False
     # Nothing runs on the node.
     _requires_connection = False
 
@@ -41,7 +43,8 @@ class ActionModule(RoleAction):
             try:
                 if name in own:
                     host_vars[name] = self._templar.template(own[name])
-            except Exception:  # pylint: disable=broad-except - a value that cannot be templated is judged by its name below
+            # a value that cannot be templated is judged as it is written
+            except Exception:  # pylint: disable=broad-except
                 host_vars[name] = own[name]
         problems = reboot_settings(settings, host_vars=host_vars)
         self.returns(problems=problems)

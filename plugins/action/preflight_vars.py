@@ -193,7 +193,7 @@ def message(unknown):
     one = len(unknown) == 1
     return ("%s. Rename %s in the inventory, group_vars, host_vars or -e, or list %s in %s if %s not meant for this collection. "
             "Nothing was changed." % ("; ".join(parts), "it" if one else "them", "it" if one else "them", ALLOW_VAR,
-                                     "it is" if one else "they are"))
+                                      "it is" if one else "they are"))
 
 
 class ActionModule(ActionBase):

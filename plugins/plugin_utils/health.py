@@ -251,33 +251,33 @@ def judge(ports, settings):
             rows.append(row)
             continue
 
-        def fail(check, reason, row=row, name=name):
+        def fail(check, reason, row, name):
             row[check] = FAIL
             row["reasons"].append(reason)
             failures.append({"port": name, "check": check, "code": CODES[check], "reason": "%s: %s" % (name, reason)})
 
         row.update(dict.fromkeys(CHECKS, OK))
         if port.get("state") != "ACTIVE":
-            fail("state", "state %s, expected ACTIVE" % (port.get("state") or "unknown"))
+            fail("state", "state %s, expected ACTIVE" % (port.get("state") or "unknown"), row, name)
         if port.get("physical_state") != "LinkUp":
-            fail("physical_state", "physical state %s, expected LinkUp" % (port.get("physical_state") or "unknown"))
+            fail("physical_state", "physical state %s, expected LinkUp" % (port.get("physical_state") or "unknown"), row, name)
         link_up = port.get("state") == "ACTIVE"
         if not link_up:
             row["width"] = row["speed"] = SKIP  # a port that is down has no width to judge
         elif port.get("width") != width:
-            fail("width", "width %s, expected %s" % (port.get("width") or "unknown", width))
+            fail("width", "width %s, expected %s" % (port.get("width") or "unknown", width), row, name)
         if link_up and speed is None:
             row["speed"] = SKIP
         elif link_up and port.get("speed") != speed:
-            fail("speed", "speed %s, expected %s" % (port.get("speed") or "unknown", speed))
+            fail("speed", "speed %s, expected %s" % (port.get("speed") or "unknown", speed), row, name)
         grown = ["%s +%d (threshold %s)" % (counter, value, limits[counter])
                  for counter, value in sorted((port.get("growth") or {}).items())
                  if counter in limits and value is not None and value > limits[counter]]
         if grown:
-            fail("errors", "%s in %ss" % (", ".join(grown), settings.get("verify_health_interval", 1)))
+            fail("errors", "%s in %ss" % (", ".join(grown), settings.get("verify_health_interval", 1)), row, name)
         flaps = port.get("link_downed_since_last_run")
         if flaps is not None and flaps > limits["link_downed_since_last_run"]:
-            fail("flaps", "link went down %d time%s since the last run" % (flaps, "" if flaps == 1 else "s"))
+            fail("flaps", "link went down %d time%s since the last run" % (flaps, "" if flaps == 1 else "s"), row, name)
         if row["reasons"]:
             row["result"] = FAIL
         # what a report shows per check: expected, found

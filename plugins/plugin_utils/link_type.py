@@ -21,7 +21,6 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.fabric.infiniband.plugins.module_utils import pci
 from ansible_collections.fabric.infiniband.plugins.module_utils.sysfs import ETHERNET_ONLY_MODELS, model_problem
-from ansible_collections.fabric.infiniband.plugins.plugin_utils.node_state import may_hold  # noqa: F401 - for the action
 
 LINK_TYPES = ("ib", "eth")
 

@@ -25,11 +25,14 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible_collections.fabric.infiniband.plugins.module_utils import guid
 from ansible_collections.fabric.infiniband.plugins.module_utils import pci
 from ansible_collections.fabric.infiniband.plugins.module_utils import sriov
-from ansible_collections.fabric.infiniband.plugins.plugin_utils.node_state import may_hold  # noqa: F401 - for the action
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state
 
 LINK_STATES = ("auto", "enable", "disable")
 PF_KEYS = ("pf", "num_vfs", "link_state", "guids")
 MAX_VFS = 127  # the largest NUM_OF_VFS of any ConnectX (mlxconfig rejects more)
+
+# whether the node's pending record may hold the role's entry (the action asks it)
+may_hold = node_state.may_hold
 
 
 def _pfs_of_host(hca):
@@ -80,7 +83,7 @@ def _recreate_problem(where, entry, num):
 
 
 def plan(hca, pfs, host_name, guid_mode="scheme", guid_prefix="0x02fa", host_id=None, link_state="auto",
-               firmware_num_vfs=0, allow_vf_recreate=True):
+         firmware_num_vfs=0, allow_vf_recreate=True):
     if not isinstance(hca, dict) or "hcas" not in hca:
         raise AnsibleFilterError("sriov_plan expects the registered result of fabric.infiniband.hca_info")
     if not isinstance(pfs, list):

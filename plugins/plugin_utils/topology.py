@@ -57,8 +57,8 @@ def check(settings):
     if settings.get("topology_map_by", "description") not in MAP_BY:
         problems.append("topology_map_by must be one of %s, got %r" % (", ".join(MAP_BY), settings.get("topology_map_by")))
     if settings.get("topology_switch_names", "description") not in SWITCH_NAMES:
-        problems.append("topology_switch_names must be one of %s, got %r" % (", ".join(SWITCH_NAMES),
-                                                                            settings.get("topology_switch_names")))
+        problems.append("topology_switch_names must be one of %s, got %r"
+                        % (", ".join(SWITCH_NAMES), settings.get("topology_switch_names")))
     labels = settings.get("topology_k8s_labels", DEFAULT_LABELS)
     if not isinstance(labels, dict):
         problems.append("topology_k8s_labels must be a mapping with the keys leaf and spine, got %r" % (labels,))

@@ -154,8 +154,8 @@ def test_healthy_again_they_return_but_not_what_an_administrator_took_out(schedu
     from kubernetes import client, config  # pylint: disable=import-outside-toplevel
     api = client.CoreV1Api(config.new_client_from_config(str(schedulers)))
     node = api.read_node("node03")
-    node.spec.taints = (node.spec.taints or []) + [client.V1Taint(key="example.com/maintenance", value="yes",
-                                                                 effect="NoSchedule")]
+    taint = client.V1Taint(key="example.com/maintenance", value="yes", effect="NoSchedule")
+    node.spec.taints = (node.spec.taints or []) + [taint]
     api.replace_node("node03", node)
     proc, reasons, _table = run_health()
     assert proc.returncode == 0, proc.stdout[-4000:]

@@ -98,8 +98,8 @@ def _run(argv, cwd, environment, timeout=2400):
     # PWD as a shell sets it (the verify role writes its report relative to it).
     proc = subprocess.run([str(a) for a in argv], cwd=cwd, env=dict(environment, PWD=str(cwd)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, timeout=timeout, check=False)
-    sys.stdout.write("$ %s   (%.0f s, exit %d)\n%s\n" % (" ".join(str(a) for a in argv), time.monotonic() - start, proc.returncode,
-                                                      proc.stdout))
+    line = "$ %s   (%.0f s, exit %d)" % (" ".join(str(a) for a in argv), time.monotonic() - start, proc.returncode)
+    sys.stdout.write("%s\n%s\n" % (line, proc.stdout))
     return proc
 
 

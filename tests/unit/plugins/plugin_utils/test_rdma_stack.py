@@ -82,7 +82,7 @@ def test_every_supported_platform_has_its_vars_file_and_a_test():
     assert sorted(rs.SUPPORTED) == sorted({p for p, _pk, _d in EXPECTED.values()})
     for platform in rs.SUPPORTED:
         assert os.path.exists(os.path.join(ROLE, "vars", platform + ".yml")), platform
-        assert os.path.exists(os.path.join(ROLE, "vars", platform.split("-")[0] + ".yml")) or platform.startswith("Ubuntu")
+        assert os.path.exists(os.path.join(ROLE, "vars", platform.split("-", maxsplit=1)[0] + ".yml")) or platform.startswith("Ubuntu")
 
 
 @pytest.mark.parametrize("facts", [
