@@ -91,8 +91,28 @@ def spec_problems(values, specs, roles):
         # options that must be given are the role's own business when it runs; here only what is set is judged
         spec = dict((name, dict((k, v) for k, v in option.items() if k != "required")) for name, option in options.items())
         result = ArgumentSpecValidator(spec).validate(given)
-        problems.extend("%s: %s" % (role, message) for message in result.error_messages)
+        hints = _string_hints(given, spec, result.error_messages)
+        # with a hint, Ansible's messages that name no option ("dictionary requested, could not parse JSON or key=value") go
+        problems.extend("%s: %s" % (role, message) for message in result.error_messages
+                        if not hints or any(name in message for name in given))
+        problems.extend("%s: %s" % (role, hint) for hint in hints)
     return problems
+
+
+def _string_hints(given, spec, messages):
+    """What to do where a text was given for a list or a dict option that was refused: ``-e name=value`` (and an AWX
+    extra variable typed as text) always gives a string, which Ansible cannot read as key=value or JSON."""
+    hints = []
+    for name in sorted(given):
+        wanted = (spec.get(name) or {}).get("type")
+        if wanted not in ("list", "dict") or not isinstance(given[name], str):
+            continue
+        if not any(name in message for message in messages):
+            continue
+        hints.append("%s: %r is a string, and a %s is expected. `-e %s=...` always gives a string: pass it as JSON or YAML, "
+                     "-e '{\"%s\": %s}' or -e @vars.yml" % (name, given[name][:60], wanted, name, name,
+                                                            "[...]" if wanted == "list" else "{...}"))
+    return hints
 
 
 def role_names(value, option, known):

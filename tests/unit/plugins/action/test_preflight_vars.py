@@ -151,6 +151,19 @@ def test_spec_problems_judge_the_values_set_as_each_role_would():
     assert p.spec_problems({}, specs, sorted(specs)) == []
 
 
+def test_a_string_for_a_list_or_dict_says_that_extra_vars_give_strings():
+    """Issue 33, class 3: `-e link_type_adapters=...` gives a string; Ansible's "dictionary requested, could not parse JSON or
+    key=value" names nothing the user set: the message names the variable and shows the JSON form."""
+    specs = p.main_specs()
+    problems = p.spec_problems({"link_type_adapters": "pci_address=0000:3b:00.0"}, specs, ["link_type"])
+    assert problems[-1].startswith("link_type: link_type_adapters: 'pci_address=0000:3b:00.0' is a string, and a list is expected")
+    assert "-e '{\"link_type_adapters\": [...]}'" in problems[-1]
+    assert "link_type: dictionary requested, could not parse JSON or key=value" not in problems
+    # a string where a string is expected, or a list given as a list, gets no hint
+    assert not any("is a string" in problem for problem in p.spec_problems({"link_type_default": "fc"}, specs, ["link_type"]))
+    assert p.spec_problems({"link_type_adapters": []}, specs, ["link_type"]) == []
+
+
 # ------------------------------------------------------------------ the action's own options (issue 22)
 ROLES_LIST = "(firmware, gpudirect, ipoib, k8s_network, link_type, node_reboot, opensm, rdma_netns, rdma_stack, sriov, topology, verify)"
 
