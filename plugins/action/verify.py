@@ -124,7 +124,8 @@ class ActionModule(RoleAction):
             self._report(s)
             return
         hosts = self.var("groups", {}).get("ib_nodes", []) if self.preflight else self.var("ansible_play_hosts_all")
-        self.refuse(verify.pair_problems(s, hosts) + health.check_settings(port_health.settings_of(self)))
+        self.refuse(verify.pair_problems(s, hosts) + traffic.threshold_problems(s)
+                    + health.check_settings(port_health.settings_of(self)))
         if self.preflight:
             return
         self._read_node(s)

@@ -11,6 +11,7 @@ nodes run perftest through the module ``perftest`` (module_utils/perftest.py par
 
 from __future__ import annotations
 
+import math
 import re
 
 PASS, FAIL, PLANNED, UNPAIRED = "pass", "fail", "planned", "unpaired"
@@ -38,28 +39,121 @@ def _number(value):
     if value is None or isinstance(value, bool):
         return None
     try:
-        return float(value)
+        number = float(value)
     except (TypeError, ValueError):
         return None
+    return number if math.isfinite(number) else None
+
+
+# --- the thresholds, checked before any traffic (the verify step refuses them by these sentences) ----------------------
+
+TABLE = "verify_traffic_thresholds"
+# key of a row -> (the fixed setting that stands in for it, its unit, an example)
+THRESHOLD_KEYS = {"min_bw_gbps": ("verify_traffic_min_bw_gbps", "Gb/s", "180"),
+                  "max_lat_us": ("verify_traffic_max_lat_us", "microseconds", "6")}
+RATE_ACCEPTED = "accepted: link rates in Gb/s as numbers greater than 0 (100, 200, 400), each with a row {min_bw_gbps: 180, max_lat_us: 6}"
+# a number followed by a unit, as people write a rate or a bandwidth ("180 Gb/s", "180G", "6us", "200Gbps")
+_WITH_UNIT = re.compile(r"^\s*([-+]?[0-9]+(?:\.[0-9]*)?)\s*([A-Za-z\u00b5/]+)\s*$")
+
+
+def _unit_hint(value, unit):
+    """`` (the unit ... : write 180)`` for a number written with a unit, else ``""``."""
+    match = _WITH_UNIT.match(value) if isinstance(value, str) else None
+    if not match:
+        return ""
+    return " (a number with a unit: the unit is %s, given by the name, so write %s)" % (unit, match.group(1))
+
+
+def _threshold_problem(value, where, key):
+    """Why ``value`` is no threshold ``key`` (``min_bw_gbps`` or ``max_lat_us``), or None."""
+    _setting, unit, example = THRESHOLD_KEYS[key]
+    number = _number(value)
+    if number is not None and number > 0:
+        return None
+    if number is not None and number <= 0:
+        why = (" (a negative or zero bandwidth lets every pair pass)" if key == "min_bw_gbps"
+               else " (a negative or zero latency fails every pair)")
+    else:
+        why = _unit_hint(value, unit)
+    return "%s: %r is not accepted%s; accepted: a number of %s greater than 0, such as %s" % (where, value, why, unit, example)
+
+
+def threshold_problems(settings):
+    """Sentences about thresholds that would judge no pair as the user meant: ``verify_traffic_min_bw_gbps`` and
+    ``verify_traffic_max_lat_us`` not positive, and rows of ``verify_traffic_thresholds`` whose rate or values are not
+    positive numbers (a unit written into the value: ``"180 Gb/s"``, ``"180G"``), that lack a value the fixed setting does
+    not stand in for (setting the table replaces it whole), or that name a key the step does not read. None when the
+    traffic step is off."""
+    if str(settings.get("verify_traffic", False)).strip().lower() not in ("1", "true", "yes", "on", "y"):
+        return []
+    problems = []
+    fixed = {}
+    for key, (name, _unit, _example) in THRESHOLD_KEYS.items():
+        value = settings.get(name)
+        fixed[key] = value is not None
+        if value is not None:
+            problems.append(_threshold_problem(value, name, key))
+    table = settings.get(TABLE)
+    if table is None:
+        table = {}
+    if not isinstance(table, dict):
+        return [p for p in problems if p] + ["%s: %r is not accepted; it must be a mapping of link rate to row; %s" % (TABLE, table, RATE_ACCEPTED)]
+    rates = {}
+    for rate, row in table.items():
+        where = "%s[%s]" % (TABLE, rate if _number(rate) is not None and not isinstance(rate, str) else repr(rate))
+        number = _number(rate)
+        if number is None or number <= 0:
+            hint = _unit_hint(rate, "Gb/s") if number is None else " (not greater than 0)"
+            problems.append("%s: the link rate %r is not accepted%s; %s" % (TABLE, rate, hint, RATE_ACCEPTED))
+            continue
+        if number in rates:
+            problems.append("%s: the link rate %s is given twice (as %r and %r); one row per rate" % (TABLE, rate, rates[number], rate))
+        rates.setdefault(number, rate)
+        if not isinstance(row, dict):
+            problems.append("%s: %r is not accepted; accepted: a mapping such as {min_bw_gbps: 180, max_lat_us: 6}" % (where, row))
+            continue
+        unknown = sorted(str(k) for k in row if k not in THRESHOLD_KEYS)
+        if unknown:
+            problems.append("%s: unknown key%s %s; accepted: min_bw_gbps, max_lat_us" % (where, "" if len(unknown) == 1 else "s",
+                                                                                      ", ".join(unknown)))
+        for key, (name, _unit, _example) in THRESHOLD_KEYS.items():
+            if row.get(key) is not None:
+                problems.append(_threshold_problem(row[key], "%s.%s" % (where, key), key))
+            elif not fixed[key]:
+                problems.append("%s has no %s, so a pair at that rate would have no threshold (setting %s replaces the whole "
+                                "table: give every row min_bw_gbps and max_lat_us, or set %s)" % (where, key, TABLE, name))
+    return [p for p in problems if p]
 
 
 def _table_row(thresholds, rate):
+    """``(key, row)`` of the row of the highest rate at or below ``rate``, ``(None, {})`` when there is none."""
     if rate is None:
-        return {}
+        return None, {}
     candidates = []
     for key, row in (thresholds or {}).items():
         value = _number(key)
-        if value is not None and value <= rate and isinstance(row, dict):
-            candidates.append((value, row))
-    return max(candidates, key=lambda item: item[0])[1] if candidates else {}
+        if value is not None and value <= rate:
+            candidates.append((value, key, row))
+    if not candidates:
+        return None, {}
+    _value, key, row = max(candidates, key=lambda item: item[0])
+    return key, row if isinstance(row, dict) else {}
 
 
 def _end_thresholds(node, rate):
-    row = _table_row(node.get("thresholds"), rate)
-    bw = _number(node.get("min_bw_gbps"))
-    lat = _number(node.get("max_lat_us"))
-    return (bw if bw is not None else _number(row.get("min_bw_gbps")),
-            lat if lat is not None else _number(row.get("max_lat_us")))
+    """``(min_bw_gbps, max_lat_us, why)`` of one end: its fixed values, else its row for ``rate``; ``why`` says which
+    value of the row that was chosen is missing or no positive number (None when both are there)."""
+    key, row = _table_row(node.get("thresholds"), rate)
+    found, why = [], []
+    for name in THRESHOLD_KEYS:
+        fixed = _number(node.get(name))
+        value = fixed if fixed is not None else _number(row.get(name))
+        if value is not None and value <= 0:
+            value = None
+        if value is None and key is not None:
+            why.append("%s[%s].%s is %r" % (TABLE, key, name, row.get(name)))
+        found.append(value)
+    return found[0], found[1], "; ".join(why) or None
 
 
 def pair_problems(pairs, hosts):
@@ -97,8 +191,9 @@ def _run(server, client, server_rail, client_rail, nodes):
     rates = [_number(p.get("rate_gbps")) for p in (server_port, client_port)]
     rate = min(rates) if None not in rates else None
     ends = [_end_thresholds(nodes[h], rate) for h in (server, client)]
-    bws = [bw for bw, _lat in ends if bw is not None]
-    lats = [lat for _bw, lat in ends if lat is not None]
+    bws = [bw for bw, _lat, _why in ends if bw is not None]
+    lats = [lat for _bw, lat, _why in ends if lat is not None]
+    rows_why = ["%s: %s" % (host, why) for host, (_bw, _lat, why) in zip((server, client), ends) if why]
     run = {
         "server": server, "client": client, "server_hca": server_hca, "client_hca": client_hca,
         "server_port": server_port.get("port", 1), "client_port": client_port.get("port", 1),
@@ -113,6 +208,10 @@ def _run(server, client, server_rail, client_rail, nodes):
             for host, (hca, port) in ((server, server_rail), (client, client_rail)) if port.get("state") != "ACTIVE"]
     if down:
         run["problem"] = "; ".join(down)
+    elif (run["min_bw_gbps"] is None or run["max_lat_us"] is None) and rows_why:
+        # the row is there, but a value of it is no positive number (the verify step refuses these before any traffic)
+        run["problem"] = "no usable threshold for a link rate of %g Gb/s: %s; accepted: numbers greater than 0, without a unit" % (
+            rate, "; ".join(rows_why))
     elif run["min_bw_gbps"] is None or run["max_lat_us"] is None:
         run["problem"] = ("no threshold for a link rate of %s Gb/s: set verify_traffic_min_bw_gbps and verify_traffic_max_lat_us, "
                           "or a row of verify_traffic_thresholds at or below that rate" % (rate if rate is not None else "unknown"))
