@@ -20,9 +20,11 @@ from collections.abc import Mapping
 import yaml
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.plugins.loader import action_loader
 
+from ansible_collections.fabric.infiniband.plugins.action import run_lock
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_python, node_state
 
 try:
@@ -96,6 +98,27 @@ def spec_problems(values, specs, roles):
         problems.extend("%s: %s" % (role, message) for message in result.error_messages
                         if not hints or any(name in message for name in given))
         problems.extend("%s: %s" % (role, hint) for hint in hints)
+    return problems
+
+
+# The playbooks' settings of the run lock (nodes.yml and reboot.yml take it): judged here too, so that a bad one stops the run
+# in its preflight, not at the lock task after the preflight passed.
+RUN_LOCK_SETTINGS = ("infiniband_run_lock_max_age", "infiniband_break_lock")
+
+
+def run_lock_problems(values):
+    """``["run lock: <problem>"]`` for the run lock's settings in ``values``, named as the user set them."""
+    problems = []
+    if values.get("infiniband_run_lock_max_age") is not None:
+        problem = run_lock.max_age_problem(values["infiniband_run_lock_max_age"], {"max_age": "infiniband_run_lock_max_age"})
+        if problem:
+            problems.append("run lock: %s" % problem)
+    if values.get("infiniband_break_lock") is not None:
+        try:
+            boolean(values["infiniband_break_lock"], strict=True)
+        except TypeError:
+            problems.append("run lock: infiniband_break_lock must be true or false (true takes the lock a run left behind, "
+                            "after you checked that no other run is going), got %r" % (values["infiniband_break_lock"],))
     return problems
 
 
@@ -288,6 +311,9 @@ class ActionModule(ActionBase):
         values = dict((name, self._templar.template(task_vars[name])) for role in spec_roles
                       for name in specs.get(role, {}) if name in task_vars)
         problems = spec_problems(values, specs, spec_roles)
+        if spec_roles or check_roles:
+            problems.extend(run_lock_problems(dict((name, self._templar.template(task_vars[name]))
+                                                   for name in RUN_LOCK_SETTINGS if name in task_vars)))
         if not problems:
             # a role whose values its specs refuse is not planned from them
             problems = self._checks([role for role in check_roles if role in spec_roles or not spec_roles], task_vars, result)

@@ -164,6 +164,21 @@ def test_a_string_for_a_list_or_dict_says_that_extra_vars_give_strings():
     assert p.spec_problems({"link_type_adapters": []}, specs, ["link_type"]) == []
 
 
+@pytest.mark.parametrize("values, says", [
+    ({"infiniband_run_lock_max_age": "6h"}, ["run lock: infiniband_run_lock_max_age (max_age) must be 0", "got '6h'"]),
+    ({"infiniband_run_lock_max_age": -1}, ["infiniband_run_lock_max_age (max_age) must be 0", "got -1"]),
+    ({"infiniband_break_lock": "maybe"}, ["run lock: infiniband_break_lock must be true or false", "got 'maybe'"]),
+    ({"infiniband_run_lock_max_age": 21600, "infiniband_break_lock": "yes"}, []),
+    ({"infiniband_run_lock_max_age": "0", "infiniband_break_lock": False}, []),
+])
+def test_the_run_lock_settings_are_judged_in_the_preflight(values, says):
+    """Issue 33, class 2: the run lock's own settings were judged only by the lock task, after the preflight passed."""
+    problems = p.run_lock_problems(values)
+    assert len(problems) == (1 if says else 0), problems
+    for text in says:
+        assert text in problems[0]
+
+
 # ------------------------------------------------------------------ the action's own options (issue 22)
 ROLES_LIST = "(firmware, gpudirect, ipoib, k8s_network, link_type, node_reboot, opensm, rdma_netns, rdma_stack, sriov, topology, verify)"
 
