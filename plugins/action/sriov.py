@@ -25,8 +25,6 @@ FILES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abs
 UNIT = "fabric-infiniband-sriov.service"
 BOOT_JSON = "/etc/fabric-infiniband/sriov.json"
 APPLY = "/usr/local/libexec/fabric-infiniband/sriov-apply"
-# the scheme settings of another host when its variables do not say (the role's defaults)
-GUID_DEFAULTS = {"sriov_guid_mode": "scheme", "sriov_guid_prefix": "0x02fa", "sriov_guid_host_id": None}
 
 
 def _file(name):
@@ -62,40 +60,40 @@ class ActionModule(RoleAction):
                 continue
         return out
 
-    def _their_plan(self, host, values, facts):
-        """This run's plan of another host of the play, when its adapters were read in this run: its VF GUIDs, or None."""
-        hca = facts.get("infiniband_hca")
-        pfs = values.get("sriov_pfs")
-        if not pfs or not node_state.is_current(hca, bool(facts.get("infiniband_hca_stale")), run=self.run_id):
-            return None
-        settings = dict(GUID_DEFAULTS)
-        settings.update((k, values[k]) for k in GUID_DEFAULTS if values.get(k) is not None)
+    def _run_settings(self):
+        """The GUID settings that this run's extra vars (-e, AWX's extra vars) set: for a host outside the play they are
+        this run's values, not its own. Read as ansible-playbook read them; none when that cannot be told."""
         try:
-            return sriov.plan(hca, pfs, host, guid_mode=settings["sriov_guid_mode"], guid_prefix=settings["sriov_guid_prefix"],
-                              host_id=settings["sriov_guid_host_id"])["guids"]
-        except (AnsibleError, ValueError, TypeError, KeyError):
-            return None  # its own step refuses its settings
+            from ansible.parsing.dataloader import DataLoader  # pylint: disable=import-outside-toplevel
+            from ansible.utils import vars as ansible_vars  # pylint: disable=import-outside-toplevel
 
-    def _duplicates(self, plan):
-        """Before any write: this host's VF GUIDs against this run's plans of the play's hosts (where their adapters were
-        read in this run), the GUIDs the other hosts of the inventory published (this run, or a fact cache: --limit and job
-        slices do not hide them) and every known physical port GUID."""
-        everyone = list((self.var("groups") or {}).get("all") or [])
+            extra = getattr(ansible_vars.load_extra_vars, "extra_vars", None) or ansible_vars.load_extra_vars(DataLoader())
+        except Exception:  # pylint: disable=broad-except
+            return ()
+        return tuple(name for name in sriov.GUID_SETTINGS if name in (extra or {}))
+
+    def _fleet(self):
+        """Before any write: what is known of the VF GUIDs of every other host of the inventory, whatever --limit or job
+        slice this run has. A host is planned from its settings (hostvars), with its reading of the adapters where its
+        GUIDs need one (this run's, an earlier play's, or a fact cache's); what it published (sriov_vf_guids) counts too;
+        a host neither gives is named as not seen (plugin_utils/sriov.py: fleet)."""
         play = set(self.var("ansible_play_hosts") or [])
-        planned, known = {self.host: plan["guids"]}, {}
-        hca = {self.host: self.fact("infiniband_hca") or {}}
-        for host in everyone:
-            if host == self.host:
+        from_run = self._run_settings()
+        others = {}
+        for host in (self.var("groups") or {}).get("all") or []:
+            if host == self.host or host in others:
                 continue
-            values = self._values(host, ("ansible_facts", "sriov_vf_guids", "sriov_pfs") + tuple(GUID_DEFAULTS))
+            values = self._values(host, ("ansible_facts", "sriov_vf_guids") + tuple(sriov.GUID_SETTINGS))
             facts = values.get("ansible_facts") or {}
-            hca[host] = facts.get("infiniband_hca") or {}
-            theirs = self._their_plan(host, values, facts) if host in play else None
-            if theirs is not None:
-                planned[host] = theirs
-            elif values.get("sriov_vf_guids"):
-                known[host] = values["sriov_vf_guids"]
-        return sriov.duplicate_guids(planned, known=known, hca=hca, host=self.host)
+            hca = facts.get("infiniband_hca")
+            published = values.get("sriov_vf_guids")
+            others[host] = dict(
+                settings=dict((k, values[k]) for k in sriov.GUID_SETTINGS if k in values),
+                hca=hca if isinstance(hca, dict) else None,
+                current=node_state.is_current(hca, bool(facts.get("infiniband_hca_stale")), run=self.run_id),
+                published=list(published) if isinstance(published, (list, tuple)) else None,
+                from_run=() if host in play else from_run)
+        return sriov.fleet(others, play=play, preflight=self.preflight)
 
     # --- the node --------------------------------------------------------------------------------------------------
 
@@ -148,17 +146,24 @@ class ActionModule(RoleAction):
                           link_state=s.get("sriov_link_state", "auto"), firmware_num_vfs=s.get("sriov_firmware_num_vfs", 0),
                           allow_vf_recreate=_bool(s.get("sriov_allow_vf_recreate")))
         self.returns(plan=plan)
-        # A VF that shows a GUID other than the plan's would be unbound and bound again with the new one (read on the node,
-        # in this run's infiniband_hca), before anything is written.
-        if pfs and not _bool(s.get("sriov_allow_guid_change")):
+        # Before anything is written: a VF that shows a GUID other than the plan's (read on the node, in this run's
+        # infiniband_hca) would be unbound and bound again with the new one; this host's GUIDs against every other host
+        # of the inventory. A GUID used twice is refused whatever consent is given; a GUID change needs the consent and a
+        # fleet that can be seen whole.
+        changes = []
+        if pfs:
             changes = sriov.guid_changes(plan, hca, host_name=self.host, pfs=pfs, guid_prefix=s.get("sriov_guid_prefix", "0x02fa"),
                                          host_id=s.get("sriov_guid_host_id"), names=(self.var("groups") or {}).get("all"))
-            if changes:
-                raise StepFailed(sriov.guid_change_message(self.host, changes))
         if plan["guids"]:
-            dupes = self._duplicates(plan)
+            view = self._fleet()
+            self.returns(fleet_unseen=sorted(view["unseen"]))
+            planned = dict(view["planned"], **{self.host: plan["guids"]})
+            dupes = sriov.duplicate_guids(planned, known=view["known"], hca=dict(view["hca"], **{self.host: hca}), host=self.host)
             if dupes:
-                raise StepFailed(sriov.duplicate_message(dupes))
+                raise StepFailed(sriov.duplicate_message(dupes, sriov.guid_sources(plan, pfs)))
+            allowed = _bool(s.get("sriov_allow_guid_change"))
+            if changes and (view["unseen"] or not allowed):
+                raise StepFailed(sriov.guid_change_message(self.host, changes, unseen=view["unseen"], allowed=allowed))
         # what other roles and plays read (OpenSM's partitions, the cluster play, the check above on the other hosts);
         # published in the preflight too, so that the hosts' later steps of the run check against this run's plans
         self.publish(sriov_vf_guids=plan["guids"], sriov_state=plan["pfs"])

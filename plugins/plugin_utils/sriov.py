@@ -10,16 +10,21 @@
   ``fabric.infiniband.sriov_plan``, which ``verify_checks`` uses).
 - :func:`guid_changes`: the existing VFs whose GUIDs the plan would change (refused without
   ``sriov_allow_guid_change``), and where the old and new GUIDs come from.
+- :func:`fleet`: what the fleet check knows of the other hosts of the inventory, also those outside the play (--limit,
+  a job slice): their VF GUIDs planned from their settings (with a reading of their adapters where one is needed and
+  known, this run's or a fact cache's), what they published, and the hosts whose VF GUIDs cannot be known from this run
+  (:func:`inventory_guids`, :func:`their_guids`).
 - :func:`duplicate_guids`: VF GUIDs used more than once on the fabric (this run's plans, what other hosts published,
-  physical port GUIDs).
+  physical port GUIDs); refused whatever consent is given.
 - :func:`firmware_status`: the mlxconfig results of the plan's cards: which wait for a reboot or a power cycle.
 - :func:`short_pfs`: the PFs whose firmware allows fewer VFs than asked, with no firmware change waiting.
-- the messages of the refusals (:func:`guid_change_message`, :func:`duplicate_message`, :func:`short_message`).
+- the messages of the refusals (:func:`guid_change_message`, which names the hosts that cannot be seen,
+  :func:`duplicate_message`, :func:`short_message`).
 """
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
+from ansible.errors import AnsibleError, AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.fabric.infiniband.plugins.module_utils import guid
@@ -30,6 +35,13 @@ from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_stat
 LINK_STATES = ("auto", "enable", "disable")
 PF_KEYS = ("pf", "num_vfs", "link_state", "guids")
 MAX_VFS = 127  # the largest NUM_OF_VFS of any ConnectX (mlxconfig rejects more)
+# the settings that decide a host's VF GUIDs, with the role's defaults (another host's variables do not hold them)
+GUID_SETTINGS = {"sriov_pfs": [], "sriov_guid_mode": "scheme", "sriov_guid_prefix": "0x02fa", "sriov_guid_host_id": None}
+# where a host that cannot be seen can be made visible (the message of a refused GUID change)
+UNSEEN_HOW = ("Include them: run without --limit (or with them in it); or keep the facts of a run that read them in a fact "
+              "cache (ANSIBLE_CACHE_PLUGIN=jsonfile; AWX: the job template's use_fact_cache); or fix their GUIDs in their "
+              "inventory with a guids list for each PF (sriov_pfs[].guids); for a host in this play, run the role's plan entry "
+              "point (or playbooks/preflight.yml, as playbooks/nodes.yml does) on every host before the role")
 
 # whether the node's pending record may hold the role's entry (the action asks it)
 may_hold = node_state.may_hold
@@ -263,37 +275,177 @@ def _pf_guids(hca):
     return guids
 
 
+def inventory_guids(pfs, host_name, guid_mode="scheme", guid_prefix="0x02fa", host_id=None):
+    """The VF GUIDs that a host's settings fix without a reading of its adapters (another host of the inventory, for the
+    fleet check): a list, or None when a PF of it takes the scheme's GUIDs (its PF index is its position among the host's
+    PFs, and a PF on Ethernet has none: both need the reading). Settings that its own plan refuses give [] (its own run
+    refuses them, so it takes no GUID)."""
+    if not isinstance(pfs, list) or guid_mode not in ("scheme", "none"):
+        return []
+    try:
+        if guid_mode == "scheme":
+            sriov.parse_prefix(guid_prefix, "sriov_guid_prefix")
+            if host_id is not None:
+                _check_int(host_id, "sriov_guid_host_id", 0, 0xFFFFFFFF)
+    except (guid.GuidError, AnsibleFilterError):
+        return []
+    guids, scheme = [], False
+    for pos, item in enumerate(pfs):
+        where = "sriov_pfs[%d]" % pos
+        if not isinstance(item, dict) or set(item) - set(PF_KEYS) or "pf" not in item or "num_vfs" not in item:
+            return []
+        try:
+            num = _check_int(item["num_vfs"], where + ".num_vfs", 0, MAX_VFS)
+            given = item.get("guids")
+            if num and given is not None:
+                if not isinstance(given, list) or len(given) < num:
+                    return []
+                guids.extend([guid.require(value, "%s.guids[%d]" % (where, vf)) for vf, value in enumerate(given)][:num])
+            elif num and guid_mode == "scheme":
+                scheme = True
+        except (guid.GuidError, AnsibleFilterError):
+            return []
+    if len(set(guids)) < len(guids):
+        return []
+    return None if scheme else guids
+
+
+def their_guids(host_name, settings, hca=None, current=False, from_run=()):
+    """The VF GUIDs of another host's plan, as the fleet check can know them, or None when it cannot.
+
+    ``settings``: the host's variables of GUID_SETTINGS (missing or null: the role's defaults); ``hca``: its fact
+    infiniband_hca when there is one, ``current`` when it was read in this run (a reading of another run, from a fact
+    cache, still gives the PFs' order); ``from_run``: the names of those settings that this run's extra vars (-e) set,
+    which are not the host's own when it is outside the play. A plan that its settings make fail gives [] when the
+    reading is current (its own run refuses them); with an older reading, the GUIDs its settings fix without one."""
+    s = dict(GUID_SETTINGS)
+    s.update((k, v) for k, v in (settings or {}).items() if k in GUID_SETTINGS and v is not None)
+    from_run = set(from_run or ())
+    if "sriov_pfs" in from_run:
+        return None
+    if from_run:
+        # its own mode, prefix and host id are unknown: only the GUIDs of guids lists count
+        return inventory_guids(s["sriov_pfs"], host_name)
+    if isinstance(hca, dict) and "hcas" in hca:
+        try:
+            return plan(hca, s["sriov_pfs"], host_name, guid_mode=s["sriov_guid_mode"], guid_prefix=s["sriov_guid_prefix"],
+                        host_id=s["sriov_guid_host_id"])["guids"]
+        except (AnsibleError, ValueError, TypeError, KeyError, AttributeError):
+            if current:
+                return []
+    return inventory_guids(s["sriov_pfs"], host_name, guid_mode=s["sriov_guid_mode"], guid_prefix=s["sriov_guid_prefix"],
+                           host_id=s["sriov_guid_host_id"])
+
+
+def fleet(others, play=(), preflight=False):
+    """What the fleet check of one host knows of the other hosts of the inventory.
+
+    ``others``: host name to a dict with ``settings``, ``hca``, ``current``, ``from_run`` (see :func:`their_guids`) and
+    ``published`` (its fact sriov_vf_guids: this run, an earlier play, or a fact cache; None when it has none); ``play``:
+    the hosts whose own step runs in this play. Returns ``planned`` (host to the VF GUIDs of its plan), ``known`` (host to
+    what it published: the GUIDs its VFs may carry now), ``hca`` (host to its reading, for the physical GUIDs) and
+    ``unseen`` (host to why its VF GUIDs cannot be known in this run). In the preflight (``preflight``), a host of the
+    play that cannot be planned yet is left to the role's step after it, when the preflight has read every host of the
+    play."""
+    view = {"planned": {}, "known": {}, "hca": {}, "unseen": {}}
+    play = set(play or ())
+    for name in sorted(others or {}):
+        info = others[name] or {}
+        hca, published = info.get("hca"), info.get("published")
+        if isinstance(hca, dict):
+            view["hca"][name] = hca
+        if isinstance(published, list):
+            view["known"][name] = published
+        guids = their_guids(name, info.get("settings"), hca=hca, current=bool(info.get("current")), from_run=info.get("from_run"))
+        if guids is not None:
+            view["planned"][name] = guids
+        elif isinstance(published, list) or (name in play and preflight):
+            continue
+        elif name in play:
+            view["unseen"][name] = "in this play, but its adapters were not read in this run before this step"
+        elif info.get("from_run"):
+            view["unseen"][name] = ("outside this play; %s of this run's extra vars (-e) is not its own setting, and it "
+                                    "published no sriov_vf_guids" % ", ".join(sorted(info["from_run"])))
+        else:
+            view["unseen"][name] = ("outside this play, with no reading of its adapters and no sriov_vf_guids (no fact "
+                                    "cache): its sriov_pfs take the scheme's GUIDs, whose PF index needs that reading")
+    return view
+
+
 def duplicate_guids(guids_by_host, known=None, hca=None, host=None):
     """One ``<guid> on <host>, <host>`` line per GUID that two or more hosts share, sorted.
 
-    ``guids_by_host``: host name to the VF GUIDs of this run's plans; ``known``: host name to the VF GUIDs other hosts
-    published earlier (the fact sriov_vf_guids, this run or a fact cache), for the hosts not in ``guids_by_host``;
-    ``hca``: host name to its fact infiniband_hca, whose physical functions' GUIDs count as ``<host> PF``. With
-    ``host``, only the GUIDs that host's VFs use."""
+    ``guids_by_host``: host name to the VF GUIDs of this run's plans (also of hosts outside the play, from their
+    settings); ``known``: host name to the VF GUIDs hosts published earlier (the fact sriov_vf_guids, this run or a fact
+    cache), which their VFs may still carry: both count, and a host never collides with itself; ``hca``: host name to its
+    fact infiniband_hca, whose physical functions' GUIDs count as ``<host> PF``. With ``host``, only the GUIDs that
+    host's VFs use."""
     owners = {}
-    vf_hosts = dict(known or {})
-    vf_hosts.update(guids_by_host or {})
-    for name in sorted(vf_hosts):
-        for value in vf_hosts[name] or []:
-            owners.setdefault(str(value).lower(), []).append(name)
+    for source in (known or {}, guids_by_host or {}):
+        for name in sorted(source):
+            for value in source[name] or []:
+                names = owners.setdefault(str(value).lower(), [])
+                if name not in names:
+                    names.append(name)
     # A PF GUID counts once per host however many ports show it; only a VF GUID can make it a duplicate.
     for name in sorted(hca or {}):
         for value in sorted(_pf_guids(hca[name])):
             if str(value).lower() in owners:
                 owners[str(value).lower()].append("%s PF" % name)
-    return ["%s on %s" % (value, ", ".join(names)) for value, names in sorted(owners.items())
-            if len(set(names)) > 1 and (host is None or host in names)]
+    return ["%s on %s" % (value, ", ".join(sorted(names))) for value, names in sorted(owners.items())
+            if len(names) > 1 and (host is None or host in names)]
 
 
-def duplicate_message(dupes):
-    return ("VF GUIDs used more than once: %s (PF: a physical port's GUID). Give one of those hosts its own sriov_guid_host_id "
-            "(derived host ids can collide), or fix the guids lists in sriov_pfs. Nothing was changed." % "; ".join(dupes))
+def guid_sources(plan, pfs):
+    """This host's VF GUID to the setting it comes from: ``sriov_pfs[<n>].guids[<m>]``, or its PF and VF of the scheme."""
+    out = {}
+    pfs = pfs if isinstance(pfs, list) else []
+    for pos, pf in enumerate((plan or {}).get("pfs") or []):
+        listed = pos < len(pfs) and isinstance(pfs[pos], dict) and pfs[pos].get("guids") is not None
+        for vf in pf.get("vfs") or []:
+            where = ("sriov_pfs[%d].guids[%d]" % (pos, vf["index"]) if listed
+                     else "sriov_pfs[%d] VF %d (the scheme: sriov_guid_prefix, host id, PF index %d)" % (pos, vf["index"], pf.get("pf_index", 0)))
+            out[str(vf.get("guid")).lower()] = where
+    return out
 
 
-def guid_change_message(host_name, changes):
-    return ("%s: this run would change the GUIDs of existing VFs and rebind them: %s. Nothing was changed. Set "
-            "sriov_allow_guid_change: true for this host to change them (drain the node first; update OpenSM partitions "
-            "that name the old GUIDs)." % (host_name, "; ".join(changes)))
+def duplicate_message(dupes, sources=None):
+    sources = sources or {}
+    ours = ["%s is %s" % (line.split(" ", 1)[0], sources[line.split(" ", 1)[0]]) for line in dupes
+            if line.split(" ", 1)[0] in sources]
+    return ("VF GUIDs used more than once: %s (PF: a physical port's GUID; a host outside this play counts with what it "
+            "published and what its inventory asks).%s Give one of those hosts its own sriov_guid_host_id (derived host ids "
+            "can collide), or fix the guids lists in sriov_pfs. sriov_allow_guid_change does not allow this: two VFs with "
+            "one GUID break both. Nothing was changed."
+            % ("; ".join(dupes), (" This host's: %s." % "; ".join(ours)) if ours else ""))
+
+
+def unseen_text(unseen, most=20):
+    """The hosts that cannot be seen, grouped by why (at most ``most`` names, then how many more)."""
+    groups = {}
+    for name in sorted(unseen):
+        groups.setdefault(unseen[name], []).append(name)
+    parts = []
+    for why, names in sorted(groups.items(), key=lambda item: item[1][0]):
+        shown = ", ".join(names[:most]) + (" and %d more" % (len(names) - most) if len(names) > most else "")
+        parts.append("%s (%s)" % (shown, why))
+    return "; ".join(parts)
+
+
+def guid_change_message(host_name, changes, unseen=None, allowed=False):
+    """The refusal of a GUID change: without consent, or (consent or not) while hosts of the inventory cannot be seen."""
+    parts = ["%s: this run would change the GUIDs of existing VFs and rebind them: %s." % (host_name, "; ".join(changes))]
+    if not allowed:
+        parts.append("Set sriov_allow_guid_change: true for this host to change them (drain the node first; update OpenSM "
+                     "partitions that name the old GUIDs).")
+    if unseen:
+        parts.append("%s the new GUIDs cannot be checked against the VF GUIDs of %d host%s of the inventory that this run "
+                     "cannot see: %s. A GUID change is made only against the whole fleet, and sriov_allow_guid_change does "
+                     "not waive that. %s." % (
+                         "Even with it," if not allowed else "But", len(unseen), "" if len(unseen) == 1 else "s",
+                         unseen_text(unseen), UNSEEN_HOW))
+    parts.append("Nothing was changed.")
+    return " ".join(parts)
 
 
 def firmware_status(results):

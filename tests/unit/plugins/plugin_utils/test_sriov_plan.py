@@ -165,7 +165,7 @@ def test_duplicates_against_the_inventory_and_physical_functions():
     ]}}
     assert sriov_duplicate_guids({"a": ["0x1", "0xab"]}, known={"b": ["0x1"], "c": ["0x9"]}, hca=hca) == [
         "0x1 on a, b", "0xab on a, c PF"]
-    # the play's own plan wins over what the same host published before
+    # what a host published and its plan are the same host: never a duplicate of itself
     assert sriov_duplicate_guids({"b": ["0x2"]}, known={"b": ["0x1"]}) == []
     # a host's own VF GUID equal to its own PF GUID
     assert sriov_duplicate_guids({"c": ["0xaa"]}, hca=hca) == ["0xaa on c, c PF"]

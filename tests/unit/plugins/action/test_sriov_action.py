@@ -1,0 +1,137 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, fabric.infiniband developers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""plugins/action/sriov.py: under --limit, the GUID checks see the hosts outside the play through their hostvars (issue 33,
+class 1): a collision is refused whatever consent is given, and a GUID change while a host cannot be seen names it. The
+step runs with the node replaced: its reading is given, and a module it would run is recorded (none may run here)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.fabric.infiniband.plugins.action.sriov import ActionModule
+from ansible_collections.fabric.infiniband.plugins.module_utils import sriov as sriov_utils
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.role_step import StepFailed
+
+PF = "0000:3b:00.0"
+RUN = "ctl:1:1"
+
+
+class _Task:
+    def __init__(self, preflight):
+        self.args = {"preflight": preflight}
+        self.check_mode = False
+        self.diff = False
+
+
+class _Templar:
+    @staticmethod
+    def template(value):
+        return value
+
+
+def _scheme(host, count=2, prefix=0x02FA):
+    return [sriov_utils.format_guid(sriov_utils.scheme_guid(prefix, host, 0, vf)) for vf in range(count)]
+
+
+def _hca(vf_guids=(), run_id=RUN):
+    """A ConnectX-6 PF (index 0) with one VF per GUID given."""
+    vfs = ["0000:3b:00.%d" % (2 + i) for i in range(len(vf_guids))]
+    hcas = [{"pci_address": PF, "card_address": "0000:3b:00", "rdma_device": "mlx5_0", "model": "ConnectX-6", "is_vf": False,
+             "node_guid": "0x0c42a10300aa0010", "netdevs": ["ibp59s0f0"], "sriov": {"total_vfs": 8, "num_vfs": len(vfs), "vfs": vfs},
+             "ports": [{"port": 1, "link_layer": "InfiniBand", "netdev": "ibp59s0f0", "port_guid": "0x0c42a10300aa0010"}]}]
+    hcas += [{"pci_address": a, "card_address": "0000:3b:00", "is_vf": True, "physfn": PF, "model": "ConnectX-6 VF",
+              "node_guid": g, "ports": []} for a, g in zip(vfs, vf_guids)]
+    return {"hcas": hcas, "run_id": run_id}
+
+
+def _step(others, settings, hca, preflight=False, play=("node01",)):
+    """node01's step with ``settings``, its reading ``hca``, and the other hosts' hostvars ``others``. Returns the modules it
+    ran and what it published; a refusal raises StepFailed."""
+    action = ActionModule.__new__(ActionModule)
+    action._task = _Task(preflight)
+    action._templar = _Templar()
+    hostvars = dict(others, node01={})
+    action._vars = {"inventory_hostname": "node01", "hostvars": hostvars, "groups": {"all": sorted(hostvars)},
+                    "ansible_play_hosts": list(play)}
+    action._facts = {"infiniband_hca": hca}
+    action._out_facts, action._returns, action._ran = {}, {}, []
+    action.run_id = RUN
+    action.settings = dict({"sriov_guid_mode": "scheme", "sriov_guid_prefix": "0x02fa", "sriov_guid_host_id": None,
+                            "sriov_allow_guid_change": False}, **settings)
+    ran = []
+    action.module = lambda name, args, **kwargs: ran.append(name) or {}
+    action.hca = lambda **kwargs: hca
+    action._run_settings = lambda: ()
+    action.step()
+    return ran, action._out_facts
+
+
+NODE02_SCHEME = {"sriov_pfs": [{"pf": PF, "num_vfs": 2}]}
+
+
+def test_a_collision_with_a_host_outside_the_play_is_refused_whatever_the_consent():
+    """node01's VFs carry other GUIDs; with consent it would take GUIDs that node02, outside --limit, has in its inventory."""
+    taken = _scheme(0x0A0B0C0D)
+    others = {"node02": {"sriov_pfs": [{"pf": PF, "num_vfs": 2, "guids": taken}]}}
+    settings = {"sriov_pfs": [{"pf": PF, "num_vfs": 2}], "sriov_guid_host_id": 0x0A0B0C0D, "sriov_allow_guid_change": True}
+    for preflight in (True, False):
+        with pytest.raises(StepFailed) as err:
+            _step(others, settings, _hca(_scheme(0x01010101)), preflight=preflight)
+        message = str(err.value)
+        assert message.startswith("VF GUIDs used more than once: %s on node01, node02" % taken[0]), message
+        assert "This host's: %s is sriov_pfs[0] VF 0 (the scheme" % taken[0] in message
+        assert "sriov_guid_host_id" in message and "sriov_allow_guid_change does not allow this" in message
+        assert message.endswith("Nothing was changed.")
+
+
+def test_a_host_outside_the_play_is_planned_from_a_fact_caches_reading():
+    """node02 set the same sriov_guid_host_id: its GUIDs come from the scheme, with the PF order of its cached reading."""
+    others = {"node02": {"sriov_pfs": [{"pf": PF, "num_vfs": 2}], "sriov_guid_host_id": 5,
+                         "ansible_facts": {"infiniband_hca": _hca(run_id="an-earlier-run")}}}
+    with pytest.raises(StepFailed, match="VF GUIDs used more than once: %s on node01, node02" % _scheme(5)[0]):
+        _step(others, {"sriov_pfs": [{"pf": PF, "num_vfs": 2}], "sriov_guid_host_id": 5}, _hca())
+    # and what a host published (a fact cache) counts, also where its inventory moved on
+    others = {"node02": dict(NODE02_SCHEME, sriov_vf_guids=_scheme(5))}
+    with pytest.raises(StepFailed, match="on node01, node02"):
+        _step(others, {"sriov_pfs": [{"pf": PF, "num_vfs": 2}], "sriov_guid_host_id": 5}, _hca())
+
+
+def test_a_guid_change_is_refused_while_a_host_cannot_be_seen_even_with_consent():
+    settings = {"sriov_pfs": [{"pf": PF, "num_vfs": 2}], "sriov_allow_guid_change": True}
+    with pytest.raises(StepFailed) as err:
+        _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)))
+    message = str(err.value)
+    assert message.startswith("node01: this run would change the GUIDs of existing VFs"), message
+    assert "cannot see: node02 (outside this play" in message and "run without --limit" in message
+    assert message.endswith("Nothing was changed.")
+    # the same refusal in the preflight, before any change on any node
+    with pytest.raises(StepFailed, match="cannot see: node02"):
+        _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)), preflight=True)
+
+
+def test_a_guid_change_goes_on_when_every_host_is_seen():
+    settings = {"sriov_pfs": [{"pf": PF, "num_vfs": 2}], "sriov_allow_guid_change": True}
+    seen = {"node02": dict(NODE02_SCHEME, sriov_vf_guids=[]),                                   # published
+            "node03": dict(NODE02_SCHEME, ansible_facts={"infiniband_hca": _hca(run_id="old")}),  # a cached reading
+            "node04": {"sriov_pfs": [{"pf": PF, "num_vfs": 1, "guids": ["0x02fa00000000aa00"]}]},  # a list
+            "opensm01": {}}                                                                         # no VF asked
+    ran, facts = _step(seen, settings, _hca(_scheme(0x01010101)), preflight=True)
+    assert ran == [] and facts["sriov_vf_guids"] == _scheme(sriov_utils.host_id("node01"))
+    # new VFs (no GUID changes) are made whatever cannot be seen
+    ran, facts = _step({"node02": NODE02_SCHEME}, {"sriov_pfs": [{"pf": PF, "num_vfs": 2}]}, _hca(), preflight=True)
+    assert facts["sriov_vf_guids"] == _scheme(sriov_utils.host_id("node01"))
+
+
+def test_a_host_of_the_play_not_read_yet_is_left_to_the_step_after_the_preflight():
+    settings = {"sriov_pfs": [{"pf": PF, "num_vfs": 2}], "sriov_allow_guid_change": True}
+    play = ("node01", "node02")
+    _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)), preflight=True, play=play)
+    with pytest.raises(StepFailed, match="node02 \\(in this play, but its adapters were not read in this run before this step\\)"):
+        _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)), play=play)
+    # after the preflight, its reading of this run plans it
+    ran, _facts = _step({"node02": dict(NODE02_SCHEME, ansible_facts={"infiniband_hca": _hca()})}, settings,
+                        _hca(_scheme(0x01010101)), play=play)
+    assert ran[-2:] == ["sriov_vfs", "boot_unit"]
