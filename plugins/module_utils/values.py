@@ -6,17 +6,17 @@
 
 A value written the same way means the same thing everywhere:
 
-- ``parse_pkey()``: a partition key. A number (YAML ``0x0014`` or ``20``) is that number; a string is
-  hexadecimal and must start with ``0x`` (``"0x0014"``), as OpenSM's ``partitions.conf`` writes it and as
-  ib-kubernetes requires for the ``pkey`` of an ib-sriov-cni network. A string without ``0x`` (``"20"``)
-  is refused: OpenSM would read it as decimal and ib-kubernetes refuses it, so it has no single meaning.
+- ``parse_pkey()``: a partition key, written in hex as everyone writes P_Keys (``partitions.conf``, ``ibstat``,
+  ``ip link ... pkey 0x8001``): a string with ``0x`` (``"0x0014"``, quoted in YAML). A bare number is refused from 10
+  on (issue 33): YAML gives the same number for ``16`` and for an unquoted ``0x10``, and decimal ``8001`` is not
+  ``0x8001``, so nothing in the number says which the user meant; the message shows both readings to quote. Only 1
+  to 9, the same in decimal and hex, are taken as numbers. A string without ``0x`` (``"20"``) is refused as well:
+  OpenSM would read it as decimal and ib-kubernetes refuses it.
   Accepted: 0x0001 to 0x7ffe; 0x7fff is the Default partition, and the full-membership bit 0x8000 is set by
   OpenSM and the kernel, never written here. Refused with a hint: two bytes (``"80:01"``: write ``0x8001``, or
   ``0x0001`` without the membership bit) and more than 4 hex digits after ``0x``.
   YAML traps (class 8): an unquoted ``80:01`` is the base-60 number 4801 to YAML 1.1, and an unquoted ``0020`` the
-  octal number 16; they are numbers before any parser sees them, and nothing in the number tells them from a
-  ``4801`` or ``16`` written on purpose, so they are taken as those numbers (0x12c1, 0x0010). Write P_Keys in hex
-  with ``0x``, quoted or not: ``0x8001`` unquoted is the number 0x8001, the same P_Key.
+  octal number 16; they are numbers before any parser sees them, and refused as bare numbers like any other.
 - ``parse_bool()``: a boolean, with the words Ansible's argument specifications accept (``true``/``false``,
   ``yes``/``no``, ``on``/``off``, ``1``/``0``, any case): what ``-e key=value`` and AWX surveys pass as text.
 - ``parse_batch()``: a batch size, Ansible's ``serial``: a number of hosts from 1, a percentage from 1% to
@@ -39,8 +39,11 @@ import re
 PKEY_MIN, PKEY_MAX = 0x0001, 0x7FFE
 DEFAULT_PKEY = 0x7FFF
 FULL_MEMBER = 0x8000
-PKEY_ACCEPTED = ("accepted: 0x0001 to 0x7ffe, as a hex string with the 0x prefix ('0x0010') or a YAML number (0x0010 or 16); "
-                 "0x7fff is the Default partition, and the full-membership bit 0x8000 is set by OpenSM and the kernel")
+PKEY_ACCEPTED = ("accepted: 0x0001 to 0x7ffe, as a quoted hex string with the 0x prefix ('0x0010'; a bare number only from "
+                 "1 to 9, where decimal and hex agree); 0x7fff is the Default partition, and the full-membership bit 0x8000 is "
+                 "set by OpenSM and the kernel")
+# the largest bare number taken as a P_Key: its decimal and hex readings agree
+PKEY_BARE_MAX = 9
 BOOL_ACCEPTED = "accepted: true or false (also yes/no, on/off, 1/0)"
 BATCH_ACCEPTED = ("accepted: a number of nodes from 1 (5), a percentage of the nodes from 1% to 100% (20%), "
                   "or a list of those (batches that grow: [1, '20%'])")
@@ -83,6 +86,9 @@ def parse_pkey(value, where):
     """A partition key as an int, 0x0001 to 0x7ffe: a number, or a hex string with the 0x prefix."""
     number = None
     hint = ""
+    if _is_int(value) and value > PKEY_BARE_MAX:
+        # 16 and an unquoted 0x10 are the same number to YAML; the user's form is lost, so nothing is guessed
+        raise ValueError("%s: %r is not an accepted P_Key%s; %s" % (where, value, _bare_hint(value), PKEY_ACCEPTED))
     if _is_int(value):
         number = value
     elif isinstance(value, str):
@@ -105,6 +111,27 @@ def parse_pkey(value, where):
     elif number == DEFAULT_PKEY:
         hint = " (0x7fff is the Default partition: configure it with opensm_default_partition)"
     raise ValueError("%s: %r is not an accepted P_Key%s; %s" % (where, value, hint, PKEY_ACCEPTED))
+
+
+def _reading(number):
+    """``'0x0010'`` (the membership bit stripped, and said so), or None when no P_Key reads so."""
+    if number & FULL_MEMBER and PKEY_MIN <= number & 0x7FFF <= PKEY_MAX and number <= 0xFFFF:
+        return "'0x%04x' (without the membership bit of 0x%04x)" % (number & 0x7FFF, number)
+    if PKEY_MIN <= number <= PKEY_MAX:
+        return "'0x%04x'" % number
+    return None
+
+
+def _bare_hint(value):
+    """Why a bare number is refused, with the quoted hex string of each reading of its digits."""
+    readings = []
+    if _reading(value):
+        readings.append("%s for decimal %d" % (_reading(value), value))
+    if _reading(int(str(value), 16)):
+        readings.append("%s for hex %d" % (_reading(int(str(value), 16)), value))
+    return (" (a bare number: P_Keys are written in hex, YAML makes the same number %d of an unquoted 0x%x, and its digits "
+            "read as hex give another value, so which you meant is lost; quote it as a hex string%s)" % (
+                value, value, ": " + ", or ".join(readings) if readings else ""))
 
 
 def _bytes_hint(number):

@@ -33,7 +33,7 @@ PLANS = {
     # a rail with an IPv4 and an IPv6 address, a PKey child with an address, a second rail without
     "two-rails": ipoib_plan(_hca(), [
         {"device": "0000:3b:00.0", "mtu": 4092, "addresses": ["10.10.0.5/24", "fd10::5/64"],
-         "children": [{"pkey": "0x0001", "addresses": ["10.20.0.5/24"]}, {"pkey": 0x12, "mtu": 2044}]},
+         "children": [{"pkey": "0x0001", "addresses": ["10.20.0.5/24"]}, {"pkey": "0x12", "mtu": 2044}]},
         {"device": "mlx5_1"},
     ]),
     # ConnectX-3 in connected mode

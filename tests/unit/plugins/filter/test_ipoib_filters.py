@@ -22,7 +22,7 @@ def _hca(model="ConnectX-6", link_layer="InfiniBand", netdev=True):
 
 def test_resolves_ports_names_children_and_publishes_the_fact():
     plan = ipoib_plan(_hca(), [{"device": "3b:00.0", "mtu": 4092, "addresses": ["10.10.0.5/24", "FD10::5/64"],
-                                "children": [{"pkey": "0x0001", "addresses": ["10.20.0.5/24"]}, {"pkey": 0x7ffe}]},
+                                "children": [{"pkey": "0x0001", "addresses": ["10.20.0.5/24"]}, {"pkey": "0x7ffe"}]},
                                {"device": "mlx5_1"}])
     first = plan[0]
     assert (first["netdev"], first["mtu"], first["mode"]) == ("ibp59s0f0", 4092, "datagram")

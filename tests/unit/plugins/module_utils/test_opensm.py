@@ -43,9 +43,9 @@ def test_members_resolved_from_hosts_groups_guids_and_keywords():
     result = render([
         {"name": "compute", "pkey": "0x0010", "ipoib": True, "mtu": 4096, "rate": 100, "sl": 0, "scope": 2,
          "defmember": "full", "members": ["compute"]},
-        {"name": "storage", "pkey": 0x20, "defmember": "limited",
+        {"name": "storage", "pkey": "0x20", "defmember": "limited",
          "members": [{"host": "sm1", "membership": "full"}, {"host": "c1", "functions": "pf"}, "0x0000000000001234"]},
-        {"name": "vfs", "pkey": 48, "members": [{"group": "compute", "functions": "vf", "membership": "full"}, "SELF"]},
+        {"name": "vfs", "pkey": "0x0030", "members": [{"group": "compute", "functions": "vf", "membership": "full"}, "SELF"]},
     ])
     assert body(result)[1:] == [
         "compute=0x0010, ipoib, mtu=5, rate=16, sl=0, scope=2, defmember=full : "
@@ -87,7 +87,7 @@ def test_pkey_out_of_range_or_malformed(pkey):
         render([{"name": "p", "pkey": pkey}])
 
 
-@pytest.mark.parametrize("pkey", ["0x0001", "0x1", 1, "0x7ffe", 0x7FFE])
+@pytest.mark.parametrize("pkey", ["0x0001", "0x1", 1, "0x7ffe", "0X7FFE"])
 def test_pkey_in_range(pkey):
     assert render([{"name": "p", "pkey": pkey, "members": ["ALL"]}])["partitions"][0]["pkey"] in ("0x0001", "0x7ffe")
 
@@ -152,12 +152,12 @@ def test_member_host_not_discovered():
 
 
 def test_at_most_128_partitions_per_port():
-    ok = [{"name": "p%d" % i, "pkey": i, "members": ["c2"]} for i in range(1, 128)]
+    ok = [{"name": "p%d" % i, "pkey": "0x%04x" % i, "members": ["c2"]} for i in range(1, 128)]
     assert render(ok)["max_per_port"] == 128
-    too_many = ok + [{"name": "p128", "pkey": 128, "members": [{"guid": "0xb8cef60300a40040"}]}]
+    too_many = ok + [{"name": "p128", "pkey": "0x0080", "members": [{"guid": "0xb8cef60300a40040"}]}]
     with pytest.raises(ValueError, match=r"0xb8cef60300a40040 would be in 129 partitions .*accepted: at most 128 per port"):
         render(too_many)
-    every_port = [{"name": "p%d" % i, "pkey": i, "members": ["ALL"]} for i in range(1, 129)]
+    every_port = [{"name": "p%d" % i, "pkey": "0x%04x" % i, "members": ["ALL"]} for i in range(1, 129)]
     with pytest.raises(ValueError, match=r"every port would be in 129 partitions"):
         render(every_port)
 

@@ -12,7 +12,7 @@ from ansible_collections.fabric.infiniband.plugins.module_utils import values
 
 
 @pytest.mark.parametrize("value, expected", [
-    (20, 0x0014), (0x20, 0x0020), ("0x20", 0x0020), ("0x0014", 0x0014), ("0X7FFE", 0x7FFE), (" 0x0001 ", 1), (1, 1),
+    ("0x20", 0x0020), ("0x0014", 0x0014), ("0X7FFE", 0x7FFE), (" 0x0001 ", 1), (1, 1), (9, 9), ("0x8", 8),
 ])
 def test_pkey_accepted(value, expected):
     assert values.parse_pkey(value, "pkey") == expected
@@ -22,7 +22,16 @@ def test_pkey_accepted(value, expected):
     ("20", "'20' is not an accepted P_Key (a P_Key string is hexadecimal with the 0x prefix: write '0x20' if 20 is hex, "
            "or 20 unquoted, a number, if it is decimal)"),
     ("0x8001", "(0x8001 carries the full-membership bit 0x8000: write 0x0001)"),
-    (0x8001, "32769 is not an accepted P_Key (0x8001 carries"),
+    # issue 33 class 4: a bare number from 10 on has two readings (decimal, and the hex P_Keys are written in), and YAML
+    # makes the same number of an unquoted 0x...: refused, with the quoted hex string of each reading
+    (0x8001, "32769 is not an accepted P_Key (a bare number: P_Keys are written in hex, YAML makes the same number 32769 "
+             "of an unquoted 0x8001"),
+    (0x8001, "quote it as a hex string: '0x0001' (without the membership bit of 0x8001) for decimal 32769)"),
+    (8001, "quote it as a hex string: '0x1f41' for decimal 8001, or '0x0001' (without the membership bit of 0x8001) for hex 8001)"),
+    (20, "'0x0014' for decimal 20, or '0x0020' for hex 20)"),
+    (0x10, "16 is not an accepted P_Key (a bare number"),
+    (10, "'0x000a' for decimal 10, or '0x0010' for hex 10)"),
+    (0x7FFE, "'0x7ffe' for decimal 32766)"),
     ("0x7fff", "(0x7fff is the Default partition"),
     (0, "0 is not an accepted P_Key; accepted: 0x0001 to 0x7ffe"),
     ("0x", "'0x' is not an accepted P_Key"),
@@ -45,16 +54,17 @@ def test_pkey_refused(value, says):
     assert says in str(info.value)
 
 
-@pytest.mark.parametrize("written, number", [("80:01", 4801), ("0020", 16), ("0x8001", 0x8001), ("00:14", "00:14")])
+@pytest.mark.parametrize("written, number", [("80:01", 4801), ("0020", 16), ("0x8001", 0x8001), ("0x0010", 16), ("16", 16),
+                                             ("00:14", "00:14"), ("'0x0010'", "0x0010"), ("5", 5)])
 def test_pkey_yaml_readings_are_documented(written, number):
-    """What YAML 1.1 makes of unquoted P_Keys, as values.py's docstring says: 80:01 and 0020 are numbers before the parser
-    sees them (taken as those numbers: nothing in a number tells how it was written); 00:14 stays text (refused with a
-    hint); 0x8001 is the number 0x8001 (refused: the full-membership bit)."""
+    """What YAML 1.1 makes of unquoted P_Keys, as values.py's docstring says: 80:01, 0020, 0x0010 and 16 are numbers before
+    the parser sees them, and nothing in a number tells how it was written: refused from 10 on (issue 33); 00:14 stays text
+    (refused with a hint); the quoted '0x0010' is the one form taken, and a bare 1 to 9."""
     yaml = pytest.importorskip("yaml")
     loaded = yaml.safe_load("pkey: %s" % written)["pkey"]
     assert loaded == number
-    if isinstance(loaded, int) and loaded < 0x8000:
-        assert values.parse_pkey(loaded, "pkey") == number
+    if loaded in ("0x0010", 5):
+        assert values.parse_pkey(loaded, "pkey") == int(str(loaded), 16)
     else:
         with pytest.raises(ValueError):
             values.parse_pkey(loaded, "pkey")
