@@ -9,6 +9,10 @@ Input: the fabric as ``fabric_topology_info`` returns it (``module_utils/ibnetdi
 ``links``) and the inventory's hosts. Output: the leaf switches with their hosts, the switches above them with their
 children, Slurm's ``topology.conf`` text, the node labels, and what could not be placed (inventory hosts the fabric
 does not show, fabric hosts the inventory does not name): reported, never guessed.
+
+The fabric also travels as the run-stamped host fact ``infiniband_fabric`` (:func:`fabric_fact`), published by the verify
+role on the host that discovered it; the topology role takes a current one from any host (:func:`current_fabric`) and
+discovers the fabric itself only when there is none.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import re
 from ansible.errors import AnsibleError
 
 from ansible_collections.fabric.infiniband.plugins.module_utils import guid as _guid_utils
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state
 
 MAP_BY = ("description", "port_guid")
 SWITCH_NAMES = ("description", "guid")
@@ -290,3 +295,47 @@ def plan(fabric, inventory, settings, guids=None):
     node_labels, multi = labels(result, keys)
     result.update(conf=topology_conf(result["levels"]), labels=node_labels, multi=multi)
     return result
+
+
+def fabric_fact(found, run_id, host):
+    """The fact ``infiniband_fabric`` of a discovery (``fabric_topology_info``'s result ``found`` on ``host``): what
+    :func:`plan` reads of it (switches: guid, description; CAs: type, guid, description, port_guids; links: both ends' guid
+    and port), stamped with the run (``run_id``) and the host. About a third of the module's result (LIDs, vendor and
+    device ids, link widths and speeds left out), since a fact cache keeps it; None when the discovery failed."""
+    if not isinstance(found, dict) or found.get("failed") or "switches" not in found:
+        return None
+
+    def end(value):
+        return {"guid": value.get("guid"), "port": value.get("port")}
+
+    return {
+        "run_id": run_id,
+        "host": host,
+        "switches": [{"guid": s.get("guid"), "description": s.get("description")} for s in found.get("switches") or []],
+        "hcas": [{"type": h.get("type", "ca"), "guid": h.get("guid"), "description": h.get("description"),
+                  "port_guids": list(h.get("port_guids") or [])} for h in found.get("hcas") or []],
+        "links": [{"from": end(link.get("from") or {}), "to": end(link.get("to") or {})} for link in found.get("links") or []],
+    }
+
+
+def fabric_candidates(discover_from, here, groups):
+    """The hosts whose fact ``infiniband_fabric`` the topology role looks at, in order: ``topology_discover_from``, this host,
+    the subnet manager hosts and the InfiniBand nodes (where the verify role discovers, verify_topology_host aside), then
+    every other host of the inventory."""
+    groups = groups or {}
+    out = []
+    for host in [discover_from, here] + list(groups.get("opensm") or []) + list(groups.get("ib_nodes") or []) \
+            + list(groups.get("all") or []):
+        if host and host not in out:
+            out.append(host)
+    return out
+
+
+def current_fabric(candidates, read, run=None):
+    """``(host, fact)`` of the first host of ``candidates`` whose fact ``infiniband_fabric`` (``read(host)``) is current
+    for this run (``node_state.is_current``: stamped with this run), or ``(None, None)``."""
+    for host in candidates:
+        fact = read(host)
+        if isinstance(fact, dict) and "switches" in fact and node_state.is_current(fact, run=run):
+            return host, fact
+    return None, None

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -163,3 +164,57 @@ def test_label_patch_sets_removes_its_own_and_leaves_others():
         "metadata": {"labels": {leaf: None}, "annotations": {topology.OWNER_ANNOTATION: None}}}
     # a node the role never labelled, with nothing to set: untouched
     assert topology.label_patch({"example.com/rack": "r1"}, {}, {}, keys) is None
+
+
+# The fact infiniband_fabric (issue 34 item 3): the verify role's discovery, for the topology role of the same run.
+RUN = "ctl:100:5000"
+
+
+@pytest.mark.parametrize("build", [lambda: ibnetdiscover.parse(_read("lab_ibsim_diags44.txt")), two_level_fabric])
+def test_the_fact_plans_what_the_discovery_plans(build):
+    found = dict(build(), changed=False, cmd=["/usr/sbin/ibnetdiscover"])
+    fact = topology.fabric_fact(found, RUN, "node01")
+    assert fact["run_id"] == RUN and fact["host"] == "node01"
+    for settings in ({"topology_hca_name_pattern": LAB_PATTERN}, {}, {"topology_switch_names": "guid"}):
+        assert topology.plan(fact, INVENTORY + ["node03"], settings) == topology.plan(found, INVENTORY + ["node03"], settings)
+    guids = {"node01": ["0x0c42a10300aa0010", "0x0c42a10300aa0011"]}
+    assert topology.plan(fact, ["node01"], {"topology_map_by": "port_guid"}, guids=guids) == \
+        topology.plan(found, ["node01"], {"topology_map_by": "port_guid"}, guids=guids)
+
+
+def test_the_fact_is_small():
+    """A fact cache keeps it (jsonfile, redis; AWX's per host): the lab's 3-node fabric in under 1.3 KiB, well under half of
+    the module's result; on a fabric of N hosts about 0.25 KiB per CA and its link."""
+    found = ibnetdiscover.parse(_read("lab_ibsim_diags44.txt"))
+    fact = topology.fabric_fact(found, RUN, "node01")
+    size, full = len(json.dumps(fact)), len(json.dumps(found))
+    assert size < 1300 and size * 2 < full, (size, full)
+    assert sorted(fact) == ["hcas", "host", "links", "run_id", "switches"]
+    assert sorted(fact["hcas"][0]) == ["description", "guid", "port_guids", "type"]
+    assert fact["links"][0] == {"from": {"guid": found["links"][0]["from"]["guid"], "port": found["links"][0]["from"]["port"]},
+                                "to": {"guid": found["links"][0]["to"]["guid"], "port": found["links"][0]["to"]["port"]}}
+
+
+def test_no_fact_of_a_failed_discovery():
+    assert topology.fabric_fact({"failed": True, "msg": "ibnetdiscover could not discover the fabric"}, RUN, "n1") is None
+    assert topology.fabric_fact({"skipped": True}, RUN, "n1") is None
+    assert topology.fabric_fact(None, RUN, "n1") is None
+
+
+def test_candidates_discover_from_first_then_here_then_the_sm_and_the_nodes():
+    groups = {"all": ["ctl", "node01", "node02", "sm1"], "opensm": ["sm1"], "ib_nodes": ["node01", "node02"]}
+    assert topology.fabric_candidates("node02", "ctl", groups) == ["node02", "ctl", "sm1", "node01"]
+    assert topology.fabric_candidates("", "ctl", {}) == ["ctl"]
+
+
+def test_current_fabric_takes_only_this_runs():
+    found = ibnetdiscover.parse(_read("lab_ibsim_diags44.txt"))
+    facts = {"node01": topology.fabric_fact(found, "ctl:100:4999", "node01"),  # an earlier run's, from a fact cache
+             "node02": topology.fabric_fact(found, RUN, "node02"),
+             "node03": {"run_id": RUN},  # no fabric in it
+             "sm1": topology.fabric_fact(found, RUN, "sm1")}
+    read = facts.get
+    assert topology.current_fabric(["node01", "node03", "node02", "sm1"], read, run=RUN) == ("node02", facts["node02"])
+    assert topology.current_fabric(["sm1", "node02"], read, run=RUN)[0] == "sm1"
+    assert topology.current_fabric(["node01", "node03", "ctl"], read, run=RUN) == (None, None)
+    assert topology.current_fabric([], read, run=RUN) == (None, None)
