@@ -6,10 +6,13 @@
 """The verify role's two steps (docs: plugins/modules/verify.py).
 
 - per node: the traffic pairs checked, the node read (``hca_info`` with ``pending``, unless this run has current facts),
-  and the fabric's topology read on one host (``fabric_topology_info``); the task's result (registered by the role as
-  ``__verify_step``) holds what the report needs of the node;
+  and the fabric's topology read on one host (``fabric_topology_info``), published there as the run-stamped fact
+  ``infiniband_fabric`` for the topology role; the task's result (registered by the role as ``__verify_step``) holds what
+  the report needs of the node;
 - ``report: true`` (``run_once``): every node's checks (filter ``verify_checks``), the report's three files written on the
-  controller where they differ, the table shown, and the play failed with one summary when a check fails.
+  controller where they differ, the table shown, and the play failed with one summary when a check fails. A node that left
+  the play before its read is reported as failed (in which step, with its message) or unreachable, from the results its
+  tasks registered (``plugin_utils/verify.py: stopped``).
 
 Where the checks and the files are decided: ``plugin_utils/verify.py``.
 """
@@ -17,14 +20,18 @@ Where the checks and the files are decided: ``plugin_utils/verify.py``.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleError
 
 from ansible_collections.fabric.infiniband.plugins.action import port_health
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import health
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import topology
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import traffic
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import verify
 from ansible_collections.fabric.infiniband.plugins.plugin_utils.role_step import RoleAction
 
-STEP = "__verify_step"
+STEP = verify.STEP
 # the diff of a report file is shown up to this size (as ansible.builtin.copy's max_file_size_for_diff)
 DIFF_LIMIT = 104448
 
@@ -51,6 +58,11 @@ class ActionModule(RoleAction):
         self._ran.append(dict(module="fabric.infiniband.fabric_topology_info", label="discover the fabric topology",
                               changed=False, failed=bool(result.get("failed"))))
         result.pop("ansible_facts", None)
+        fact = topology.fabric_fact(result, self.run_id, self.host)
+        if fact:
+            # the fabric for the topology role of this run (plugin_utils/topology.py: current_fabric), which then does not
+            # discover it again
+            self.publish(infiniband_fabric=fact)
         return result
 
     def _read_node(self, s):
@@ -77,19 +89,37 @@ class ActionModule(RoleAction):
                else "verify_traffic_plan_only" if verify.truthy(s.get("verify_traffic_plan_only", False)) else None)
         return traffic.rows(self.var("__verify_traffic"), results=results, planned_why=why)
 
+    def _registered(self, host):
+        """The results ``host``'s tasks registered that say failed or unreachable: Ansible keeps a task's registered result
+        whatever its outcome (the strategy registers after handling a failed or unreachable result), and hostvars holds it
+        for the rest of the run. Read raw (no templating: a registered result is data)."""
+        hostvars = self._vars.get("hostvars")
+        try:
+            values = hostvars.raw_get(host) if hasattr(hostvars, "raw_get") else (hostvars or {}).get(host)
+        except AnsibleError:
+            return {}
+        if not isinstance(values, Mapping):
+            return {}
+        return dict((name, value) for name, value in values.items()
+                    if isinstance(value, Mapping) and (value.get("failed") is True or value.get("unreachable") is True))
+
     def _report(self, s):
         hosts = list(self.var("ansible_play_hosts_all") or [])
         groups = self.var("groups") or {}
         sms = verify.sm_hosts(hosts, groups)
         steps = dict((host, self.hostvar(host, STEP) or {}) for host in hosts)
-        # hosts that failed or were unreachable before the report have no node: they fail every check
+        # hosts that failed or were unreachable before the report have no node: they fail every check, and their row says
+        # which, and where (from what their tasks registered)
         nodes = dict((host, steps[host].get("node") or {}) for host in hosts)
+        still = set(self.var("ansible_play_hosts") or [])
+        stops = dict((host, verify.stopped(self._registered(host))) for host in hosts if host not in still and not nodes[host])
         topology_host = next((host for host in hosts if "topology" in steps[host]), None)
         partitions = (self.hostvar(sms[0], "opensm_partitions", []) if sms else self.var("opensm_partitions", [])) or []
         the_report = verify.report(nodes, topology=steps[topology_host]["topology"] if topology_host else None,
                                    topology_host=topology_host or verify.topology_host(
                                        s.get("verify_topology_host"), self.var("ansible_play_hosts"), sms),
-                                   partitions=partitions, groups=groups, sms=sms, rows=self._traffic_rows(s, hosts))
+                                   partitions=partitions, groups=groups, sms=sms, rows=self._traffic_rows(s, hosts),
+                                   stops=stops)
         contents = verify.files(the_report)
         directory = verify.report_dir(s.get("verify_report_dir") or "fabric-report", os.environ.get("PWD"),
                                       self.var("playbook_dir"))

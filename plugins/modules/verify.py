@@ -20,12 +20,20 @@ description:
     host outside the play or pair a node with itself (with C(verify_traffic)); reads the node with M(fabric.infiniband.hca_info)
     (C(pending=true)) unless this run has current facts C(infiniband_hca) and C(infiniband_pending); runs
     M(fabric.infiniband.fabric_topology_info) on the topology host (C(verify_topology_host), else the play's first host of group
-    C(opensm), else its first host), with C(verify_tool_environment), a failure being reported, not raised.
+    C(opensm), else its first host), with C(verify_tool_environment), a failure being reported, not raised; and publishes what it
+    discovered there as the run-stamped fact C(infiniband_fabric), which the role P(fabric.infiniband.topology#role) of the same
+    run takes instead of discovering the fabric again.
   - With O(report) (the role runs it once) - checks every node of the play from the other hosts' C(__verify_step) with the filter
     C(fabric.infiniband.verify_checks), with the traffic rows of the role's traffic step when C(verify_traffic); writes
     C(fabric-report.txt), C(fabric-report.json) and C(fabric-report.html) in C(verify_report_dir) on the controller, each only
     when its content differs (atomically, also in check mode); shows the table; fails with the summary and the failures when a
     check fails and C(verify_fail).
+  - A host of the play that left it before its read (C(ansible_play_hosts_all) but not C(ansible_play_hosts)) has no data; its
+    row says why, from the results its tasks registered in this run (Ansible keeps a task's registered result when the task
+    failed or the host was unreachable, and drops the facts of a failed task) - V(unreachable) with the connection's message
+    and the step where it was lost, V(failed before verify) with the step (the run lock, a role's step such as the firmware
+    role's image checks) and its message, or, where the task that stopped it registers nothing, that the run's output names it.
+    The JSON report carries it per host as C(stopped) (C(state) V(failed), V(unreachable) or V(unknown), and C(steps)).
   - Read-only on the nodes.
 author:
   - fabric.infiniband developers (@fabric-infiniband)
@@ -91,6 +99,18 @@ ok:
   description: Whether every node passes.
   returned: with O(report)
   type: bool
+ansible_facts:
+  description: Facts for the host.
+  returned: without O(report) or O(preflight)
+  type: dict
+  contains:
+    infiniband_fabric:
+      description:
+        - On the topology host, when the discovery worked, the fabric it discovered - C(switches) (C(guid), C(description)),
+          C(hcas) (C(type), C(guid), C(description), C(port_guids)) and C(links) (C(from) and C(to), each C(guid) and C(port)) -,
+          with C(run_id) (this run) and C(host). LIDs, vendor and device ids and link widths are left out (the fact is kept by
+          fact caches; about 1 KiB for the lab's three nodes, about 0.25 KiB per HCA).
+      type: dict
 ran:
   description: The modules the step ran on the node, in order, with a label and whether each changed something.
   returned: when it ran some

@@ -8,6 +8,8 @@
 - :func:`pair_problems`: explicit traffic pairs that cannot run (hosts outside the play, a node paired with itself);
 - :func:`expect` and :func:`traffic_node`: what the inventory asks of a node, and what the traffic step knows of it;
 - :func:`sm_hosts`, :func:`topology_host`: the play's subnet manager hosts, the host that runs ibnetdiscover;
+- :func:`stopped`: why a host left the play before its read (failed in a step, with the step and its message, or unreachable),
+  from the results its tasks registered;
 - :func:`report`: the checks of every node (the filter ``verify_checks``, which users may template too);
 - :func:`files`, :func:`stale`, :func:`write`: the report's three files on the controller, written (atomically) only where
   their content differs.
@@ -16,7 +18,9 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
+from collections.abc import Mapping
 
 from ansible.plugins.filter.core import to_nice_json
 
@@ -40,6 +44,23 @@ TRAFFIC_SETTINGS = (("address", "verify_traffic_address"), ("roce", "verify_traf
                     ("thresholds", "verify_traffic_thresholds"), ("bw_iterations", "verify_traffic_bw_iterations"),
                     ("lat_iterations", "verify_traffic_lat_iterations"))
 FILES = ("fabric-report.txt", "fabric-report.json", "fabric-report.html")
+# The step result of the report's per-node task (tasks/main.yml registers it).
+STEP = "__verify_step"
+# What the playbooks' own registered steps are, for a report row; a role's register (``__<role>_...``) names its role.
+REGISTERED = {
+    STEP: "verify's read of the node",
+    "nodes_run_lock": "the run lock (nodes.yml)",
+    "reboot_run_lock": "the run lock (reboot.yml)",
+    "nodes_hca": "the discovery of the adapters (nodes.yml)",
+    "reboot_pending": "the read of what waits for a reboot (reboot.yml)",
+    "site_node": "the read of what waits for a reboot (fabric_cluster.yml)",
+}
+ROLES = ("firmware", "gpudirect", "ipoib", "k8s_network", "link_type", "node_reboot", "opensm", "rdma_netns", "rdma_stack",
+         "sriov", "topology", "verify")
+# a message longer than this is cut in the report (the run's output has it whole)
+MESSAGE_LIMIT = 400
+UNKNOWN = ("left the play before verify: failed or unreachable in a task that registers no result "
+           "(the run's output names the task)")
 
 
 def truthy(value):
@@ -93,10 +114,75 @@ def report_dir(setting, pwd, playbook_dir):
     return "%s/%s" % (pwd or playbook_dir, setting)
 
 
-def report(nodes, topology=None, topology_host=None, partitions=None, groups=None, sms=None, rows=None):
-    """The verdicts of every node (filter ``verify_checks``)."""
-    return verify_checks(nodes, topology=topology, topology_host=topology_host, partitions=partitions or [], groups=groups,
-                         sm_hosts=sms, traffic=rows)
+def step_name(register):
+    """What a registered step is, for a report row: the playbooks' own (:data:`REGISTERED`), a role's (``__<role>_...``),
+    else the variable."""
+    if register in REGISTERED:
+        return REGISTERED[register]
+    for role in sorted(ROLES, key=len, reverse=True):
+        if register.startswith("__%s_" % role):
+            return "the %s role (%s)" % (role, register)
+    return "the task registered as %s" % register
+
+
+def _message(result):
+    """A failed or unreachable result's message, on one line (a loop's: its first failed item's)."""
+    msg = result.get("msg")
+    if not msg and isinstance(result.get("results"), list):
+        for item in result["results"]:
+            if isinstance(item, Mapping) and (item.get("failed") is True or item.get("unreachable") is True) and item.get("msg"):
+                msg = item["msg"]
+                break
+    if isinstance(msg, (list, tuple)):
+        msg = " ".join(str(part) for part in msg)
+    text = re.sub(r"\s+", " ", str(msg or "no message")).strip()
+    return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT - 3] + "..."
+
+
+def stopped(registered):
+    """Why a host that left the play before its read did, from the results its tasks registered in this run (``registered``:
+    name -> result; Ansible keeps a task's registered result when the task failed or the host was unreachable, never the
+    facts of a failed task). ``{"state": "unreachable"|"failed"|"unknown", "steps": [{"step", "register", "msg"}]}``: an
+    unreachable result wins (the host was lost there), else every failed one (one stopped the host; another may have been
+    ignored), else unknown (the task that stopped it registers nothing)."""
+    found = {"unreachable": [], "failed": []}
+    for name in sorted(registered or {}):
+        result = registered[name]
+        if not isinstance(result, Mapping):
+            continue
+        state = "unreachable" if result.get("unreachable") is True else "failed" if result.get("failed") is True else None
+        if state:
+            found[state].append({"step": step_name(name), "register": name, "msg": _message(result)})
+    for state in ("unreachable", "failed"):
+        if found[state]:
+            return {"state": state, "steps": found[state]}
+    return {"state": "unknown", "steps": []}
+
+
+def stopped_text(why):
+    """The report's sentence for :func:`stopped`'s answer."""
+    if why["state"] == "unreachable":
+        return "unreachable: " + "; ".join("%s in %s" % (s["msg"], s["step"]) for s in why["steps"])
+    if why["state"] == "failed":
+        return "failed before verify: " + "; ".join("%s: %s" % (s["step"], s["msg"]) for s in why["steps"])
+    return UNKNOWN
+
+
+def report(nodes, topology=None, topology_host=None, partitions=None, groups=None, sms=None, rows=None, stops=None):
+    """The verdicts of every node (filter ``verify_checks``). ``stops``: host -> :func:`stopped` for the hosts that left the
+    play before their read; their rows say what failed (or that the host was unreachable) instead of "no data", and carry
+    it as ``stopped``."""
+    stops = stops or {}
+    nodes = dict(nodes)
+    for host, why in stops.items():
+        if host in nodes and not (nodes[host] or {}).get("hca"):
+            nodes[host] = dict(nodes[host] or {}, hca={"msg": stopped_text(why)})
+    the_report = verify_checks(nodes, topology=topology, topology_host=topology_host, partitions=partitions or [],
+                               groups=groups, sm_hosts=sms, traffic=rows)
+    for entry in the_report.get("hosts") or []:
+        if entry.get("host") in stops and not entry.get("ok"):
+            entry["stopped"] = stops[entry["host"]]
+    return the_report
 
 
 def files(the_report):

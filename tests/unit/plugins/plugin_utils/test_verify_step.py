@@ -80,3 +80,74 @@ def test_report_files_written_only_where_they_differ(tmp_path):
     assert verify.failure(passing) is None
     changed = verify.stale(directory, verify.files(passing))
     assert [item[0] for item in changed] == list(verify.FILES) and changed[0][2] == contents[0][1]
+
+
+# What Ansible registers: a failed action's result, an unreachable host's, a loop with a failed item (issue 33, class 7).
+LOCK_FAILED = {"failed": True, "changed": False,
+               "msg": "The node's run lock is held by another run (owner ops@ctl, run ctl:4242:99, since 08:00:01).\n"
+                      "That run is still in progress"}
+IMAGE_FAILED = {"failed": True, "changed": False, "ran": [],
+                "msg": "firmware_images[1].psid: MT_0000000222 is not the PSID of the image fw-cx6.bin (MT_0000000225). "
+                       "Nothing was changed."}
+UNREACHABLE = {"unreachable": True, "changed": False,
+               "msg": "Failed to connect to the host via ssh: ssh: connect to host 10.0.0.3 port 22: No route to host"}
+
+
+def test_step_names():
+    assert verify.step_name("nodes_run_lock") == "the run lock (nodes.yml)"
+    assert verify.step_name("__firmware_step") == "the firmware role (__firmware_step)"
+    assert verify.step_name("__link_type_step") == "the link_type role (__link_type_step)"  # not "link"
+    assert verify.step_name("__verify_step") == "verify's read of the node"
+    assert verify.step_name("my_check") == "the task registered as my_check"
+
+
+def test_stopped_tells_failed_from_unreachable():
+    failed = verify.stopped({"nodes_run_lock": LOCK_FAILED, "nodes_hca": {"changed": False, "hcas": []}})
+    assert failed["state"] == "failed"
+    assert failed["steps"] == [{"step": "the run lock (nodes.yml)", "register": "nodes_run_lock",
+                                "msg": "The node's run lock is held by another run (owner ops@ctl, run ctl:4242:99, since "
+                                       "08:00:01). That run is still in progress"}]
+    assert verify.stopped_text(failed).startswith("failed before verify: the run lock (nodes.yml): The node's run lock is held")
+    image = verify.stopped({"__firmware_step": IMAGE_FAILED})
+    assert verify.stopped_text(image) == ("failed before verify: the firmware role (__firmware_step): firmware_images[1].psid: "
+                                          "MT_0000000222 is not the PSID of the image fw-cx6.bin (MT_0000000225). Nothing was "
+                                          "changed.")
+    # the host was lost where its result says unreachable; an earlier failure (ignored) does not hide it
+    lost = verify.stopped({"__firmware_step": IMAGE_FAILED, "site_node": UNREACHABLE})
+    assert lost["state"] == "unreachable"
+    assert verify.stopped_text(lost) == ("unreachable: Failed to connect to the host via ssh: ssh: connect to host 10.0.0.3 "
+                                         "port 22: No route to host in the read of what waits for a reboot (fabric_cluster.yml)")
+    unknown = verify.stopped({"nodes_hca": {"changed": False}, "x": "text", "y": {"failed": "yes"}})
+    assert unknown == {"state": "unknown", "steps": []}
+    assert "registers no result" in verify.stopped_text(unknown)
+    assert verify.stopped(None) == {"state": "unknown", "steps": []}
+
+
+def test_stopped_message_of_a_loop_and_a_long_one():
+    loop = {"failed": True, "msg": "", "results": [{"failed": False}, {"failed": True, "msg": ["burn", "mlx5_1", "failed"]}]}
+    assert verify.stopped({"__firmware_burn": loop})["steps"][0]["msg"] == "burn mlx5_1 failed"
+    long_one = verify.stopped({"__sriov_step": {"failed": True, "msg": "x" * 1000}})["steps"][0]["msg"]
+    assert len(long_one) == verify.MESSAGE_LIMIT and long_one.endswith("...")
+    assert verify.stopped({"t": {"failed": True}})["steps"][0]["msg"] == "no message"
+
+
+def test_report_rows_say_what_failed():
+    ok = {"hca": HCA, "pending": {"entries": {}}, "expect": {"rdma_netns_mode": "exclusive"}, "traffic": {}}
+    stops = {"node02": verify.stopped({"nodes_run_lock": LOCK_FAILED}), "node03": verify.stopped({"nodes_hca": UNREACHABLE}),
+             "node04": verify.stopped({})}
+    report = verify.report({"node01": ok, "node02": {}, "node03": {}, "node04": {}}, stops=stops)
+    failures = dict(line.split(": ", 1) for line in report["failures"])
+    assert failures["node02"].startswith("no data from the node: failed before verify: the run lock (nodes.yml): The node's "
+                                         "run lock is held by another run"), failures
+    assert failures["node03"].startswith("no data from the node: unreachable: Failed to connect to the host via ssh"), failures
+    assert failures["node04"] == "no data from the node: " + verify.UNKNOWN
+    hosts = dict((entry["host"], entry) for entry in report["hosts"])
+    assert hosts["node02"]["stopped"]["state"] == "failed" and hosts["node03"]["stopped"]["state"] == "unreachable"
+    assert "stopped" not in hosts["node01"] and hosts["node01"]["ok"] is True
+    assert all(check["actual"].startswith("unreachable: ") for check in hosts["node03"]["checks"])
+    text = verify.files(report)[0][1]
+    assert "node02: no data from the node: failed before verify: the run lock (nodes.yml)" in text
+    # without what the hosts registered: as before, both causes named
+    plain = verify.report({"node01": ok, "node02": {}})
+    assert "node02: no data from the node: unreachable, or its discovery failed" in plain["failures"]
+    assert "stopped" not in plain["hosts"][1]
