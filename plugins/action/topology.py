@@ -65,10 +65,25 @@ def _port_guids(hca_fact):
 class ActionModule(RoleAction):
     ROLE = "topology"
 
+    def _current_fabric(self):
+        """``(host, fact)``: a current fact infiniband_fabric of any host (the verify role publishes it where it discovered
+        the fabric in this run), topology_discover_from's first, or ``(None, None)``."""
+        candidates = topology.fabric_candidates(self.settings.get("topology_discover_from"), self.host, self._vars.get("groups"))
+        checked = self.var("__topology_check") if not self.preflight else None
+        if isinstance(checked, dict) and "fabric_from" in checked:
+            # the role's first task looked (and its discovery ran, or was skipped for the host it found): that host only
+            candidates = [checked["fabric_from"]] if checked["fabric_from"] else []
+
+        def read(host):
+            return self.fact("infiniband_fabric") if host == self.host else self.hostvar(host, "infiniband_fabric")
+
+        return topology.current_fabric(candidates, read, run=self.run_id)
+
     def _fabric(self):
-        """The fabric: a current fact infiniband_fabric (a role of this run published it), else this play's discovery."""
-        if self.current("infiniband_fabric"):
-            return self.fact("infiniband_fabric"), "fact infiniband_fabric"
+        """The fabric: a current fact infiniband_fabric (published in this run, on any host), else this play's discovery."""
+        host, fact = self._current_fabric()
+        if fact:
+            return fact, "fact infiniband_fabric of %s (discovered in this run)" % host
         found = self.var("__topology_discovery") or {}
         if found.get("failed") or found.get("skipped") or "switches" not in found:
             raise StepFailed("No fabric to place the hosts in: set topology_discover_from to an InfiniBand node whose port is up "
@@ -160,7 +175,9 @@ class ActionModule(RoleAction):
             problems.append("topology_hosts must be a list of inventory host names, got %r" % (hosts,))
         self.refuse(problems)
         if self.preflight:
-            # the checks alone, before the discovery and any change (the role's first task, playbooks/preflight.yml)
+            # the checks alone, before the discovery and any change (the role's first task, playbooks/preflight.yml); and
+            # where a current fact infiniband_fabric is, so that the role's discovery is skipped (its when)
+            self.returns(fabric_from=self._current_fabric()[0])
             return
         fabric, source = self._fabric()
         guids = None

@@ -14,8 +14,10 @@ short_description: The topology role's step, Slurm's topology.conf and Kubernete
 version_added: 0.3.0
 description:
   - The step of the role P(fabric.infiniband.topology#role), which reads its settings (C(topology_*)) from the task's variables.
-  - Takes the fabric from a current fact C(infiniband_fabric) (published in this run) or from the role's discovery
-    (M(fabric.infiniband.fabric_topology_info) on C(topology_discover_from)), and builds its tree
+  - Takes the fabric from a current fact C(infiniband_fabric) of any inventory host (stamped by this run; the role
+    P(fabric.infiniband.verify#role) publishes it on the host that discovered the fabric), C(topology_discover_from)'s
+    first, or else from the role's discovery (M(fabric.infiniband.fabric_topology_info) on C(topology_discover_from)),
+    and builds its tree
     (C(plugin_utils/topology.py)), leaf switches with the inventory hosts cabled to them, the switches above with the
     switches below. Hosts are mapped from the HCAs' node descriptions or port GUIDs; inventory hosts not found and
     fabric hosts not in the inventory are reported, never guessed.
@@ -52,10 +54,17 @@ EXAMPLES = r"""
 
 RETURN = r"""
 source:
-  description: Where the fabric came from.
-  returned: always
+  description: Where the fabric came from, the role's discovery or the fact of the host that discovered it in this run.
+  returned: without O(preflight)
   type: str
-  sample: ibnetdiscover on node01
+  sample: fact infiniband_fabric of node01 (discovered in this run)
+fabric_from:
+  description:
+    - The host whose current fact C(infiniband_fabric) the step takes, or V(null) when no host has one (the role then runs
+      its discovery).
+  returned: with O(preflight)
+  type: str
+  sample: node01
 levels:
   description: The tree, leaves first; each level maps a switch to its hosts (level 0) or to its switches.
   returned: always
