@@ -5,8 +5,10 @@
 
 """The node_reboot role's checks in one task (docs: plugins/modules/node_reboot.py): its unknown settings, the reboot
 settings under the name the user set (the playbooks' infiniband_* or the role's own), and the batch controls set where
-reboot.yml's play cannot see them. The reboot itself stays the role's tasks (tasks/decide.yml, tasks/act.yml): whether a
-node reboots is decided there, from what the node's record waits for.
+reboot.yml's play cannot see them. With ``pending: true`` (reboot.yml's first task) the same task also returns what the node
+waits for (the current fact infiniband_pending, else the node's record read by ``pending_info``), so that the play groups
+the waiting nodes without a task of its own for the read. The reboot itself stays the role's tasks (tasks/decide.yml,
+tasks/act.yml): whether a node reboots is decided there, from what the node's record waits for.
 """
 
 from __future__ import annotations
@@ -31,8 +33,7 @@ class ActionModule(RoleAction):
     ROLE = "node_reboot"
     # reboot_settings judges every value under the name the user set (infiniband_allow_reboot, not node_reboot_allow)
     VALIDATE_SPECS = False
-    # Nothing runs on the node.
-    _requires_connection = False
+    OPTIONS = ("preflight", "pending")
 
     def step(self):
         settings = dict((name, self.var(name)) for name in sorted(self._vars) if isinstance(name, str) and PLAYBOOK_NAMES.match(name))
@@ -50,3 +51,15 @@ class ActionModule(RoleAction):
         self.returns(problems=problems)
         if problems:
             self.refuse(["%s: %s" % (self.host, "; ".join(problems))], suffix=None)
+        if self.preflight or not _truthy(self._task.args.get("pending", False)):
+            return
+        if not self.current("infiniband_pending"):
+            # a read: the same in check mode
+            self.module("pending_info", {"run_id": self.run_id}, what="read the node's pending-action record", check_mode=False)
+        record = self.fact("infiniband_pending") or {}
+        self.returns(next_action=record.get("next_action"), tried=list(record.get("tried") or []),
+                     waiting=record.get("next_action") is not None or bool(record.get("tried")))
+
+
+def _truthy(value):
+    return value is True or str(value).strip().lower() in ("true", "yes", "on", "1")

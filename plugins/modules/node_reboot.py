@@ -20,8 +20,18 @@ description:
     set, with the accepted values), and the batch controls C(infiniband_reboot_serial), C(infiniband_reboot_max_fail_percentage)
     and C(infiniband_reboot_hosts) when they are set for a host, where the play keywords of C(playbooks/reboot.yml) cannot see
     them.
-  - Runs on the controller; reads nothing from the node and changes nothing. Whether a node reboots is decided by the role's
+  - Changes nothing. Without O(pending) it reads nothing from the node. Whether a node reboots is decided by the role's
     tasks after it, from the node's pending-action record.
+options:
+  pending:
+    description:
+      - Also return what the node waits for, RV(next_action), RV(tried) and RV(waiting): from the fact C(infiniband_pending) when a
+        role of this run published it and nothing marked it stale since, else read from the node's record by
+        M(fabric.infiniband.pending_info) (a read, the same in check mode), whose facts it publishes.
+      - C(playbooks/reboot.yml) checks and reads in this one task, then groups the waiting nodes.
+      - Ignored with O(preflight=true).
+    type: bool
+    default: false
 author:
   - fabric.infiniband developers (@fabric-infiniband)
 extends_documentation_fragment:
@@ -34,6 +44,16 @@ EXAMPLES = r"""
 - name: Check the reboot settings and the batch controls (the role's entry point validate)
   fabric.infiniband.node_reboot:
     preflight: true
+
+- name: Check the reboot settings, read what the node waits for
+  fabric.infiniband.node_reboot:
+    pending: true
+  register: reboot_check
+
+- name: Group the nodes that wait
+  ansible.builtin.group_by:
+    key: infiniband_reboot_waiting
+  when: reboot_check.waiting
 """
 
 RETURN = r"""
@@ -43,4 +63,20 @@ problems:
   type: list
   elements: str
   sample: ["infiniband_reboot_timeout: 0 is not accepted; accepted: whole seconds, 1 or more"]
+next_action:
+  description: What the node waits for, as RV(fabric.infiniband.pending_info#module:next_action) (V(null) when nothing).
+  returned: with O(pending=true)
+  type: str
+  sample: reboot
+tried:
+  description: The entries a boot has already tried, as RV(fabric.infiniband.pending_info#module:tried).
+  returned: with O(pending=true)
+  type: list
+  elements: str
+  sample: []
+waiting:
+  description: Whether the node waits for an action or holds entries a boot did not apply (the nodes reboot.yml groups).
+  returned: with O(pending=true)
+  type: bool
+  sample: true
 """

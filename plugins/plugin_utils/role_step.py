@@ -144,12 +144,19 @@ class RoleAction(ActionBase):
         """Whether the fact ``name`` may decide a change in this run (read in this run, not marked stale since)."""
         return node_state.is_current(self.fact(name), bool(self.fact(name + "_stale", False)), run=self.run_id)
 
-    def hca(self, pending=False, what="read the adapters"):
-        """The fact infiniband_hca (and infiniband_pending with ``pending``), read from the node only when not current."""
+    def hca(self, pending=False, what="read the adapters", writable=False):
+        """The fact infiniband_hca (and infiniband_pending with ``pending``), read from the node only when not current.
+
+        ``writable`` (with ``pending``): the read also proves that the node's pending-action record can be written
+        (hca_info's ``pending_writable``), so that a role that records what waits for a reboot stops before its first change
+        where nothing could record it. A reading current for this run is not read again (in nodes.yml the first step that reads
+        is firmware's or link_type's, both with ``writable``)."""
         if not self.current("infiniband_hca") or (pending and not self.current("infiniband_pending")):
             args = {"run_id": self.run_id}
             if pending:
                 args["pending"] = True
+                if writable:
+                    args["pending_writable"] = True
             # a read: the same in check mode
             self.module("hca_info", args, what=what, check_mode=False)
         return self.fact("infiniband_hca")

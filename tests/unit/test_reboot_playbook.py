@@ -62,8 +62,8 @@ def test_bad_batch_controls_are_refused_in_the_first_play(tmp_path, extra, says)
     assert proc.returncode != 0
     for text in says:
         assert text in proc.stdout, proc.stdout + proc.stderr
-    # refused by the first task: the pending record was never read, and no traceback
-    assert "Read the node's pending-action record" not in proc.stdout
+    # refused by the first task, before it reads the pending record: no node grouped, and no traceback
+    assert "Group the nodes that wait" not in proc.stdout
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
