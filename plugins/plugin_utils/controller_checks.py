@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""The cross-field checks of the roles that have no step of their own (opensm; ipoib and k8s_network next), on the controller.
+"""The cross-field checks of the roles that have no step of their own (opensm, ipoib, k8s_network), on the controller.
 
 Each of those roles keeps its tasks; what it must refuse before any change and that its argument specifications cannot
 say (a value valid alone but wrong beside another host's) is a pure function ``check(ctx)`` in
@@ -112,10 +112,16 @@ def checks(role):
     if role == "opensm":
         from ansible_collections.fabric.infiniband.plugins.plugin_utils import opensm  # pylint: disable=import-outside-toplevel
         return opensm.check
+    if role == "ipoib":
+        from ansible_collections.fabric.infiniband.plugins.plugin_utils import ipoib  # pylint: disable=import-outside-toplevel
+        return ipoib.check
+    if role == "k8s_network":
+        from ansible_collections.fabric.infiniband.plugins.plugin_utils import k8s_network  # pylint: disable=import-outside-toplevel
+        return k8s_network.check
     return None
 
 
-ROLES = ("opensm",)
+ROLES = ("opensm", "ipoib", "k8s_network")
 
 
 def run(roles, task_vars, templar):
