@@ -12,7 +12,8 @@ Three uses, one code path:
   images on the controller (their sha256, hashed here);
 - no option (the role's first task): the same checks, then ``firmware_info`` on the cards the rules name, the plan
   from what their flash holds, the checks of the images that plan burns; when nothing is to burn, the pending record;
-  else it returns the plan (``burns``, ``images``) for the role's staging tasks;
+  else it returns the plan (``burns``, ``images``) for the role's staging tasks. It also warns of the rules that name no
+  card of any host of the run, returns them (``unmatched_rules``) and publishes them (fact ``infiniband_firmware_unmatched``);
 - ``plan: <the first task's plan>`` (the role's last task, after the images were put on the node): the burns, then
   the pending record.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 
 from ansible.errors import AnsibleError
 
@@ -99,6 +101,21 @@ class ActionModule(RoleAction):
             raise StepFailed(" ".join(failures))
         self._record(plan, results)
 
+    def _unmatched(self, rules, hca):
+        """Warn of the rules that name no card of any host of the run (when every host has a reading: this one's, the others'
+        from this run's preflight or steps, or a fact cache), and publish them as the fact infiniband_firmware_unmatched
+        (``rules``, ``seen``, ``unseen`` hosts, ``run_id``), for the report."""
+        fleet = {}
+        for host in list(self.var("ansible_play_hosts_all") or []) or [self.host]:
+            reading = hca if host == self.host else (self.hostvar(host, "ansible_facts", {}) or {}).get("infiniband_hca")
+            fleet[host] = firmware.cards_from(reading) if isinstance(reading, Mapping) and "hcas" in reading else None
+        found = firmware.unmatched(rules, fleet)
+        self.returns(unmatched_rules=found["rules"])
+        self.publish(infiniband_firmware_unmatched=dict(found, run_id=self.run_id))
+        warning = firmware.unmatched_warning(found, fleet) if not found["unseen"] else None
+        if warning:
+            self.warn(warning)
+
     def step(self):
         if self.arg("plan") is not None:
             return self._burn(mapping(self.arg("plan"), "plan"))
@@ -117,6 +134,8 @@ class ActionModule(RoleAction):
                                   what="read the firmware of the cards the rules name", check_mode=False)["devices"] if wanted else []
             plan = firmware.plan(firmware.cards_from(hca, devices), rules, images, host=self.host)
             self._check(plan, s, checked)
+        if not self.preflight and rules:
+            self._unmatched(rules, hca)
         self.returns(plan=plan, burns=plan["burns"], images=firmware.staged(plan["burns"]))
         if not self.preflight and not plan["burns"]:
             self._record(plan, [])

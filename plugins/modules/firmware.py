@@ -85,6 +85,17 @@ burnt:
   type: list
   elements: dict
   sample: [{device: "0000:3b:00.0", version: "20.40.1000", pending: true, activation: firmware reset}]
+unmatched_rules:
+  description:
+    - The rules of C(firmware_versions) that name no card of any host of the play (by PSID or model), each with C(rule) (its
+      index), C(where), C(psid) or C(model), C(version) and C(at_least). Judged from every host's reading (this run's, or a
+      fact cache's); when every host of the play has one, the step warns of them (a rule that matches nothing burns nothing).
+    - The same goes into the fact C(infiniband_firmware_unmatched) (C(rules), C(seen) and C(unseen) hosts, C(run_id)), which
+      the report can show.
+  returned: without O(plan) and O(preflight), when C(firmware_versions) is not empty
+  type: list
+  elements: dict
+  sample: [{rule: 1, where: "firmware_versions[1]", psid: MT_0000000233, version: "20.40.1000", at_least: false}]
 ran:
   description: The modules the step ran on the node, in order, with a label and whether each changed something.
   returned: always
@@ -93,7 +104,9 @@ ran:
   sample: [{module: fabric.infiniband.firmware_info, label: read the firmware of the cards the rules name, changed: false,
             failed: false}]
 ansible_facts:
-  description: The facts of the modules it ran (C(infiniband_hca), C(infiniband_pending)).
+  description:
+    - The facts of the modules it ran (C(infiniband_hca), C(infiniband_pending)), and C(infiniband_firmware_unmatched) (see
+      RV(unmatched_rules)).
   returned: when a module ran
   type: dict
   sample: {}

@@ -16,7 +16,9 @@ one place that knows flint's version and PSID formats.
 - :func:`settings_problems`, :func:`source_problem`, :func:`image_file_problems`: the checks of the other settings and
   of the image files on the controller, before anything is written;
 - :func:`staged`, :func:`burn_args`: the images to put on the node and the firmware_burn of each burn;
-- :func:`pending`, :func:`pending_args`: the pending record's entry of the role after the burns.
+- :func:`pending`, :func:`pending_args`: the pending record's entry of the role after the burns;
+- :func:`unmatched`, :func:`unmatched_warning`: the rules that name no card of any host of the run (a warning, and the
+  fact ``infiniband_firmware_unmatched`` for the report).
 """
 
 from __future__ import annotations
@@ -250,6 +252,50 @@ def check(hca, rules):
             "ok": True if rule is None else satisfies(entry.get("firmware_version"), rule),
         })
     return rows
+
+
+def _describe_rule(rule):
+    return "%s %s, %s%s" % ("PSID" if "psid" in rule else "model", _psid(rule["psid"]) if "psid" in rule else rule.get("model"),
+                            "at least " if rule.get("at_least") else "", str(rule.get("version")).strip())
+
+
+def unmatched(rules, fleet):
+    """The rules of ``firmware_versions`` that name no card of any host of the run (a PSID or model misspelt, a card that is
+    gone): ``{"rules": [{rule, where, psid or model, version, at_least}], "seen": [hosts], "unseen": [hosts]}``.
+
+    ``fleet``: host name to its cards (:func:`cards_from`), or None for a host with no reading of its adapters; a rule is
+    unmatched when no card of the hosts with a reading is named by it. Rules that :func:`rule_problems` refuses are not
+    judged (the step refuses them)."""
+    seen = sorted(host for host, cards in (fleet or {}).items() if cards is not None)
+    unseen = sorted(host for host, cards in (fleet or {}).items() if cards is None)
+    if rule_problems(rules):
+        return {"rules": [], "seen": seen, "unseen": unseen}
+    cards = [card for host in seen for card in fleet[host] or []]
+    out = []
+    for index, rule in enumerate(rules or []):
+        if any(select([rule], card.get("psid"), card.get("model"))[1] for card in cards):
+            continue
+        entry = {"rule": index, "where": "%s[%d]" % (VERSIONS, index), "version": str(rule["version"]).strip(),
+                 "at_least": bool(rule.get("at_least", False))}
+        entry.update({"psid": _psid(rule["psid"])} if "psid" in rule else {"model": rule["model"]})
+        out.append(entry)
+    return {"rules": out, "seen": seen, "unseen": unseen}
+
+
+def unmatched_warning(found, fleet):
+    """The warning for :func:`unmatched`'s answer (None when every rule names a card): each rule, the hosts looked at, the
+    cards they have; it says which hosts had no reading."""
+    if not found["rules"]:
+        return None
+    kinds = sorted(set("%s %s" % (_psid(card.get("psid")), card.get("model")) for host in found["seen"] for card in fleet[host] or []))
+    return ("firmware rule%s %s match%s no card of this run's hosts (%s%s): check the PSID or model (the cards: %s). A rule that "
+            "matches no card burns nothing; nothing was changed for it." % (
+                "" if len(found["rules"]) == 1 else "s",
+                "; ".join("%s (%s)" % (entry["where"], _describe_rule(entry)) for entry in found["rules"]),
+                "es" if len(found["rules"]) == 1 else "",
+                ", ".join(found["seen"]) or "none read",
+                "; not read: %s" % ", ".join(found["unseen"]) if found["unseen"] else "",
+                ", ".join(kinds) or "none"))
 
 
 # --- the role's other settings and its image files (before anything is written) ----------------------------------------
