@@ -24,10 +24,6 @@ import awxjob
 import labhost as lab
 from test_lab_site import EXPECTED
 
-# Two tests seen failing in the clean-clone run of fbb9180 (2026-11-28), after the roles became one step each; the session
-# note of that day says what was seen. The sliced AWX workflow test must pass again before issue 32 closes.
-SLICES_XFAIL = "seen failing in the clean-clone run of fbb9180: %s; not yet understood"
-
 SLICES = (("node01", "node02"), ("node03",))
 
 
@@ -114,8 +110,6 @@ def test_sliced_preparation_then_fabric_job_equals_one_site_run(fresh_lab, proje
     assert report["ok"] is True and sorted(h["host"] for h in report["hosts"]) == list(lab.NODES)
 
 
-# Known failure, not yet understood (issue 32 may not close before this passes): see SLICES_XFAIL.
-@pytest.mark.xfail(reason=SLICES_XFAIL % "the second fabric job rewrites the fabric report on node01 (changed=1)", strict=False)
 def test_second_round_changes_nothing(fresh_lab, project_sync, job_root):
     boots = {n: lab.boot_count(n) for n in lab.NODES}
     changed = _round(job_root, project_sync, "second")
@@ -123,7 +117,6 @@ def test_second_round_changes_nothing(fresh_lab, project_sync, job_root):
     assert {n: lab.boot_count(n) for n in lab.NODES} == boots
 
 
-@pytest.mark.xfail(reason=SLICES_XFAIL % "the duplicate is refused with the expected message; another assertion fails", strict=False)
 def test_a_slice_cannot_reuse_a_vf_guid_another_slice_published(fresh_lab, project_sync, job_root):
     """node01 published its VF GUIDs in its own slice; node03's slice asks for one of them: refused before any change.
     node03's VFs carry other GUIDs now, so the slice consents to changing them (sriov_allow_guid_change): what refuses
