@@ -18,9 +18,13 @@ description:
     C(sriov_allow_vf_recreate), C(sriov_allow_guid_change), C(sriov_rebind), C(sriov_persist)) from the task's variables.
   - Plans the VFs of each PF, their GUIDs and each card's C(SRIOV_EN) and C(NUM_OF_VFS) from the fact C(infiniband_hca) (read with
     M(fabric.infiniband.hca_info) when this run has no current reading), refusing bad settings with the variable's name.
-  - Refuses, before anything is written, to change the GUIDs existing VFs carry (without C(sriov_allow_guid_change)), and a VF
-    GUID used twice on the fabric, against this run's plans of the play's hosts, the C(sriov_vf_guids) the other hosts of the
-    inventory published (this run or a fact cache) and every known physical port GUID.
+  - Refuses, before anything is written, a VF GUID used twice on the fabric, whatever consent is given, against every other
+    host of the inventory, also outside the play (C(--limit), a job slice): its plan from its settings (with its reading of
+    the adapters where the scheme needs one, this run's or a fact cache's), the C(sriov_vf_guids) it published (this run or a
+    fact cache), and every known physical port GUID.
+  - Refuses to change the GUIDs existing VFs carry without C(sriov_allow_guid_change), and, with it too, while hosts of the
+    inventory cannot be seen (their GUIDs need a reading of their adapters that this run lacks, and they published none),
+    naming them.
   - Publishes C(sriov_vf_guids) and C(sriov_state) (also with O(preflight)).
   - Runs M(fabric.infiniband.mlxconfig) once per card whose firmware allows fewer VFs than asked, and records what waits for a
     reboot with M(fabric.infiniband.pending_action) (entry C(sriov)), or removes the entry once nothing does.
