@@ -114,8 +114,8 @@ def threshold_problems(settings):
             continue
         unknown = sorted(str(k) for k in row if k not in THRESHOLD_KEYS)
         if unknown:
-            problems.append("%s: unknown key%s %s; accepted: min_bw_gbps, max_lat_us" % (where, "" if len(unknown) == 1 else "s",
-                                                                                      ", ".join(unknown)))
+            plural = "" if len(unknown) == 1 else "s"
+            problems.append("%s: unknown key%s %s; accepted: min_bw_gbps, max_lat_us" % (where, plural, ", ".join(unknown)))
         for key, (name, _unit, _example) in THRESHOLD_KEYS.items():
             if row.get(key) is not None:
                 problems.append(_threshold_problem(row[key], "%s.%s" % (where, key), key))
