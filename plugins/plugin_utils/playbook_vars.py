@@ -48,6 +48,8 @@ SETTINGS = (
 FACTS = (
     # the fabric as fabric_topology_info returns it, run-stamped; the topology role reads it when current
     "infiniband_fabric",
+    # the firmware rules that name no card of any host of the run (the firmware step), for the report
+    "infiniband_firmware_unmatched",
     "infiniband_hca",
     "infiniband_hca_stale",
     # each node's judged port health (the verify role's port_health step), read by its health gate
