@@ -25,8 +25,8 @@ description:
 options:
   pending:
     description:
-      - Also return what the node waits for, RV(next_action), RV(tried) and RV(waiting): from the fact C(infiniband_pending) when a
-        role of this run published it and nothing marked it stale since, else read from the node's record by
+      - Also return what the node waits for (RV(next_action), RV(tried) and RV(waiting)), taken from the fact C(infiniband_pending) when
+        a role of this run published it and nothing marked it stale since, else read from the node's record by
         M(fabric.infiniband.pending_info) (a read, the same in check mode), whose facts it publishes.
       - C(playbooks/reboot.yml) checks and reads in this one task, then groups the waiting nodes.
       - Ignored with O(preflight=true).
