@@ -19,7 +19,7 @@ description:
   - Plans the VFs of each PF, their GUIDs and each card's C(SRIOV_EN) and C(NUM_OF_VFS) from the fact C(infiniband_hca) (read with
     M(fabric.infiniband.hca_info) when this run has no current reading), refusing bad settings with the variable's name.
   - Refuses, before anything is written, a VF GUID used twice on the fabric, whatever consent is given, against every other
-    host of the inventory, also outside the play (C(--limit), a job slice): its plan from its settings (with its reading of
+    host of the inventory, also outside the play (C(--limit), a job slice), by its plan from its settings (with its reading of
     the adapters where the scheme needs one, this run's or a fact cache's), the C(sriov_vf_guids) it published (this run or a
     fact cache), and every known physical port GUID.
   - Refuses to change the GUIDs existing VFs carry without C(sriov_allow_guid_change), and, with it too, while hosts of the
@@ -74,6 +74,14 @@ firmware:
   returned: when the firmware step ran
   type: dict
   sample: {waiting: ["0000:3b:00.0"], cards: ["0000:3b:00"], power_cycle: false, reason: "", stuck_msg: ""}
+fleet_unseen:
+  description:
+    - The hosts of the inventory whose VF GUIDs this run cannot know (outside the play with no reading of their adapters and
+      nothing published, or with a GUID setting this run's extra vars give); a GUID change is refused while there is one.
+  returned: when the plan gives VF GUIDs
+  type: list
+  elements: str
+  sample: [node07]
 ran:
   description: The modules the step ran on the node, in order, with a label and whether each changed something.
   returned: always
