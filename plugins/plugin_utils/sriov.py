@@ -367,8 +367,8 @@ def fleet(others, play=(), preflight=False):
             view["unseen"][name] = ("outside this play; %s of this run's extra vars (-e) is not its own setting, and it "
                                     "published no sriov_vf_guids" % ", ".join(sorted(info["from_run"])))
         else:
-            view["unseen"][name] = ("outside this play, with no reading of its adapters and no sriov_vf_guids (no fact "
-                                    "cache): its sriov_pfs take the scheme's GUIDs, whose PF index needs that reading")
+            view["unseen"][name] = ("outside this play, with neither a reading of its adapters nor sriov_vf_guids (no "
+                                    "fact cache), and its sriov_pfs take the scheme's GUIDs, whose PF index needs that reading")
     return view
 
 

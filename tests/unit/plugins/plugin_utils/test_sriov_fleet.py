@@ -96,7 +96,7 @@ def test_fleet_plans_what_it_can_and_names_what_it_cannot():
     assert view["known"] == {"node04": ["0x02fa000000000400"]}
     assert view["hca"] == {"node02": _hca()}
     assert sorted(view["unseen"]) == ["node05", "node06", "node07"]
-    assert view["unseen"]["node05"].startswith("outside this play, with no reading of its adapters")
+    assert view["unseen"]["node05"].startswith("outside this play, with neither a reading of its adapters nor sriov_vf_guids")
     assert "sriov_guid_host_id of this run's extra vars (-e) is not its own setting" in view["unseen"]["node06"]
     assert view["unseen"]["node07"] == "in this play, but its adapters were not read in this run before this step"
     # in the preflight, a host of the play is read by its own check; the role's step after the preflight sees it
