@@ -7,7 +7,8 @@
   ipoib_interfaces in a jsonfile fact cache, as AWX's use_fact_cache keeps it) or that the inventory asks of a host
   that never ran the role; refused before any change.
 - sriov: the same node under another inventory name (a renamed host) would re-derive every VF GUID; refused before
-  any change, naming both sources, unless sriov_allow_guid_change, and sriov_guid_host_id keeps the old GUIDs.
+  any change, naming both sources, unless sriov_allow_guid_change, and sriov_guid_host_id keeps the old GUIDs; the
+  consent does not reach past hosts of the inventory the run cannot see (issue 33, class 1): with a fact cache it does.
 
 Runs on the lab instance of FABRIC_LAB_INSTANCE (its inventory in FABRIC_LAB_INVENTORY, as lab/labctl.py
 inventory writes it), else on the demo lab. The lab nodes have no network stack running: ipoib writes
@@ -115,8 +116,22 @@ def test_sriov_renamed_host_keeps_its_vf_guids_unless_allowed(fresh_lab, tmp_pat
     rc, out, recap = _play(tmp_path_factory.mktemp("kept"), "sriov", "gpu-a03", renamed, "-e", "sriov_guid_host_id=%d" % old_id)
     assert rc == 0 and recap["gpu-a03"]["changed"] == 0, out[-3000:]
     assert _vf_guids("node03", PF03) == old
-    # with consent, the new name's GUIDs
-    rc, out, recap = _play(tmp_path_factory.mktemp("allowed"), "sriov", "gpu-a03", renamed, "-e", "sriov_allow_guid_change=true")
+    # with consent, but the other hosts of the inventory unseen (no fact cache, outside --limit): the new GUIDs cannot be
+    # checked against theirs, so the change is refused, naming them (issue 33, class 1)
+    rc, out, recap = _play(tmp_path_factory.mktemp("unseen"), "sriov", "gpu-a03", renamed, "-e", "sriov_allow_guid_change=true")
+    assert rc != 0 and recap["gpu-a03"]["failed"] == 1, out[-3000:]
+    for says in ("cannot be checked against the VF GUIDs of", "node01", "node02", "node03", "Nothing was changed"):
+        assert says in out, (says, out[-3000:])
+    assert _vf_guids("node03", PF03) == old
+    # with consent and every other host seen, through the fact cache a preflight of theirs filled (AWX: use_fact_cache): the
+    # new name's GUIDs (node03's reading plans the GUIDs its VFs carry now, which the new ones do not take)
+    cache = tmp_path_factory.mktemp("fact_cache")
+    proc = lab.run([lab.BIN / "ansible-playbook", "-i", INVENTORY, lab.REPO / "playbooks" / "preflight.yml", "-e", "preflight_nodes=true",
+                    "--limit", "node01,node02,node03"],
+                   environment=lab.env(ANSIBLE_CACHE_PLUGIN="jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=str(cache)))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    rc, out, recap = _play(tmp_path_factory.mktemp("allowed"), "sriov", "gpu-a03", renamed, "-e", "sriov_allow_guid_change=true",
+                           cache=cache)
     assert rc == 0 and recap["gpu-a03"]["failed"] == 0, out[-3000:]
     new = _vf_guids("node03", PF03)
     assert new != old and all(g.startswith("0x02fa") and int(g[6:14], 16) != old_id for g in new), new
