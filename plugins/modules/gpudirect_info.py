@@ -38,6 +38,15 @@ options:
         ACS redirect on a pair's path always does.
     type: bool
     default: true
+  files:
+    description:
+      - Files to read as well, returned in RV(files) by path (whether each exists, its mode and owner, and the text of a regular
+        file of at most 64 KiB). It lets the P(fabric.infiniband.gpudirect#role) role tell with this one read whether its own files
+        on the node are as it would write them.
+    type: list
+    elements: path
+    default: []
+    version_added: 0.3.0
 notes:
   - The relation is computed from the sysfs paths, not by C(nvidia-smi). V(PIX) means both devices sit right below ports of one
     PCIe switch; V(PXB) that more switches are in the way but no host bridge; V(PHB) that the path goes through a root port or
@@ -325,9 +334,17 @@ reasons:
   sample:
     - "GPU 0000:1b:00.0 and HCA 0000:1a:00.0 (mlx5_0): ACS ReqRedir+ CmpltRedir+ on bridge 0000:19:01.0 sends their peer-to-peer
       traffic through the root complex; clear it (gpudirect_allow_acs_change)"
+files:
+  description: The files of O(files), by path.
+  returned: always
+  type: dict
+  version_added: 0.3.0
+  sample: {/etc/modules-load.d/fabric-infiniband-gpudirect.conf: {exists: true, mode: "0644", uid: 0, gid: 0,
+           content: "nvidia_peermem\n"}}
 """
 
 import os
+import stat
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -343,7 +360,34 @@ PROC_ROOT = "/proc"
 def argument_spec():
     return dict(
         require_pairs=dict(type="bool", default=True),
+        files=dict(type="list", elements="path", default=[]),
     )
+
+
+# The largest file whose text is returned.
+FILE_LIMIT = 65536
+
+
+def read_files(paths):
+    """For each path: whether it exists (a dangling link does), its mode, owner and group, and the text of a regular file of at
+    most FILE_LIMIT bytes (None otherwise, or when it cannot be read)."""
+    out = {}
+    for path in paths:
+        entry = dict(exists=False, mode=None, uid=None, gid=None, content=None)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            out[path] = entry
+            continue
+        entry.update(exists=True, mode="%04o" % stat.S_IMODE(st.st_mode), uid=st.st_uid, gid=st.st_gid)
+        if stat.S_ISREG(st.st_mode) and st.st_size <= FILE_LIMIT:
+            try:
+                with open(path, "rb") as handle:
+                    entry["content"] = handle.read().decode("utf-8", "replace")
+            except (IOError, OSError):
+                pass
+        out[path] = entry
+    return out
 
 
 def kernel_release():
@@ -374,6 +418,7 @@ class GpudirectInfo(object):
                              "ACS redirect on them is not checked" % ", ".join(report["acs_unknown"]))
         if report["iommu"]["mode"] == "unknown":
             self.module.warn("the IOMMU is on but its mode is unknown (no IOMMU group type and no iommu=pt on the kernel command line)")
+        report["files"] = read_files(self.module.params["files"])
         report["changed"] = False
         return report
 

@@ -10,6 +10,8 @@ run_command mocked with the exact argv expected."""
 from __future__ import annotations
 
 
+import os
+
 import pytest
 
 
@@ -103,7 +105,23 @@ def test_case(case, mocker, capsys, tmp_path):
 
 
 def test_argument_spec():
-    assert gpudirect_info.argument_spec() == {"require_pairs": {"type": "bool", "default": True}}
+    assert gpudirect_info.argument_spec() == {"require_pairs": {"type": "bool", "default": True},
+                                              "files": {"type": "list", "elements": "path", "default": []}}
+
+
+def test_read_files(tmp_path):
+    small = tmp_path / "small.conf"
+    small.write_text("nvidia_peermem\n")
+    small.chmod(0o640)
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * (gpudirect_info.FILE_LIMIT + 1))
+    link = tmp_path / "dangling"
+    link.symlink_to(tmp_path / "nowhere")
+    files = gpudirect_info.read_files([str(small), str(big), str(link), str(tmp_path / "absent")])
+    assert files[str(small)] == dict(exists=True, mode="0640", uid=os.getuid(), gid=os.getgid(), content="nvidia_peermem\n")
+    assert files[str(big)]["exists"] and files[str(big)]["content"] is None
+    assert files[str(link)]["exists"] and files[str(link)]["content"] is None
+    assert files[str(tmp_path / "absent")] == dict(exists=False, mode=None, uid=None, gid=None, content=None)
 
 
 def test_kernel_release_is_the_running_kernel():
