@@ -94,7 +94,7 @@ class ActionModule(RoleAction):
                     burn["image"]["file"], burn["device"], burn.get("model")),
                     label="%s %s %s -> %s" % (burn["device"], burn.get("model"), burn.get("flash"), burn.get("wanted"))))
             except StepFailed as exc:
-                failures.append(str(exc))
+                failures.append(firmware.burn_failure(str(exc), burn))
         self.returns(burnt=[dict(device=r.get("device"), version=r.get("version"), pending=r.get("pending"),
                                  activation=r.get("activation")) for r in results])
         if failures:

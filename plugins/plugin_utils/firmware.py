@@ -362,6 +362,17 @@ def burn_args(burn, cache_dir=CACHE_DIR, tool="auto", allow_psid_change=False):
     }
 
 
+def burn_failure(message, burn):
+    """A firmware_burn failure in the user's words: its options image_psid and image_version are the entry's psid and
+    version in firmware_images (issue 33, class 3: the user set ``firmware_images[1].psid``, not ``image_psid``)."""
+    index = (burn.get("image") or {}).get("index")
+    if index is None:
+        return message
+    for option, key in (("image_psid", "psid"), ("image_version", "version")):
+        message = re.sub(r"\b%s\b" % option, "%s[%s].%s" % (IMAGES, index, key), message)
+    return message
+
+
 def pending_args(plan_, burns=None, run_id=""):
     """The options of pending_action for the role's entry (``firmware``) after the burns (see :func:`pending`)."""
     entry = pending(plan_, burns)

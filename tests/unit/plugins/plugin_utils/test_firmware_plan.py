@@ -189,3 +189,15 @@ def test_the_pending_record_args_carry_what_to_check_when_a_boot_did_not_load_it
     assert (args["name"], args["state"], args["action"], args["run_id"]) == ("firmware", "present", "reboot", "ctl:1:2")
     assert args["details"] == {"devices": ["0000:3b:00.0"], "versions": {"0000:3b:00.0": "20.40.1000"}}
     assert "Another reboot will not load it either" in args["stuck_msg"]
+
+
+def test_a_burn_failure_names_the_entry_of_firmware_images():
+    """Issue 33, class 3: firmware_burn's options image_psid and image_version reached the user, who set
+    firmware_images[1].psid and .version."""
+    said = ("burn fw.bin on 0000:3b:00.0 (ConnectX-6): image: /var/cache/fabric-infiniband/firmware/fw.bin holds psid "
+            "MT_0000000223, but image_psid says MT_0000000999: not burnt; check the file and the entry that names it")
+    out = firmware.burn_failure(said, {"image": {"file": "fw.bin", "index": 1}})
+    assert "but firmware_images[1].psid says MT_0000000999" in out and "image_psid" not in out
+    assert firmware.burn_failure("image_version differs", {"image": {"index": 0}}) == "firmware_images[0].version differs"
+    # a plan without the index (built by hand) keeps the module's words
+    assert firmware.burn_failure(said, {"image": {"file": "fw.bin"}}) == said
