@@ -146,6 +146,18 @@ lint_rc=0
         --validate-collection-refs=all --disallow-unknown-collection-refs --check-extra-docs-refs \
         "${LINT_DIR}/ansible_collections/fabric/infiniband"
 ) >"${lint_log}" 2>&1 || lint_rc=$?
+# antsibull-docs 2.28.0 copies the collection into a temporary directory of its own (tempfile: "antsibull-docs-" and 8
+# characters of [a-z0-9_]) and its name reaches line 4 of every plugin page it checks: a name ending in "_" is an RST
+# reference there, and every page then reads 'Unknown target name: "antsibull-docs-<name>"' (about 1 run in 37; seen in a
+# clean-clone run on 2026-11-28, reproduced by giving the directory such a name). Those findings name the tool's directory,
+# not this collection's documentation: they are counted and left out; every other finding stands.
+tool_dir_findings="$(grep -cE ': \(ERROR/3\) Unknown target name: "antsibull-docs-[a-z0-9_]+"\.$' "${lint_log}" || true)"
+if [ "${tool_dir_findings}" -gt 0 ]; then
+    grep -vE ': \(ERROR/3\) Unknown target name: "antsibull-docs-[a-z0-9_]+"\.$' "${lint_log}" >"${lint_log}.rest" || true
+    mv "${lint_log}.rest" "${lint_log}"
+    info "antsibull-docs lint: ${tool_dir_findings} finding(s) name antsibull-docs' own temporary directory (ends in _), left out"
+    [ "${lint_rc}" -eq 3 ] && ! grep -q . "${lint_log}" && lint_rc=0
+fi
 # One "<file>:<line>:<col>: <message>" line per finding, paths from the collection's root.
 if [ "${lint_rc}" -ne 0 ] || grep -q . "${lint_log}"; then
     sed -E "s#^/tmp/[^ :]+/ansible_collections/fabric/infiniband/##" "${lint_log}"
