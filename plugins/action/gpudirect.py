@@ -24,34 +24,13 @@ from ansible.utils.display import Display
 
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import gpudirect as gd
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state
-from ansible_collections.fabric.infiniband.plugins.plugin_utils.role_step import RoleAction, StepFailed
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.role_step import RoleAction
 
 display = Display()
 
 
 class ActionModule(RoleAction):
     ROLE = gd.ROLE
-
-    # --- runs the base does not offer ----------------------------------------------------------------------------
-
-    def _action(self, name, args, what, variables=None):
-        """An ansible.builtin action (template, package) as a task of its own would run it: the task's check and diff mode,
-        the role's templates/."""
-        task = self._task.copy()
-        task.args = dict(args)
-        action = self._shared_loader_obj.action_loader.get(
-            name, task=task, connection=self._connection, play_context=self._play_context, loader=self._loader,
-            templar=self._templar, shared_loader_obj=self._shared_loader_obj)
-        result = action.run(task_vars=dict(self._vars, **(variables or {})))
-        self._ran.append(dict(module=name, label=what, changed=bool(result.get("changed")), failed=bool(result.get("failed"))))
-        if result.get("failed") or result.get("unreachable"):
-            raise StepFailed("%s: %s" % (what, result.get("msg") or "%s failed" % name))
-        if result.get("changed"):
-            self.changed()
-            if self._task.diff and result.get("diff"):
-                diff = result["diff"]
-                self._diff.extend(diff if isinstance(diff, list) else [diff])
-        return result
 
     def _file(self, name):
         """A file of the role's files/, as it is."""
@@ -81,7 +60,7 @@ class ActionModule(RoleAction):
     def _pciutils(self, files):
         """pciutils (setpci), installed when setpci is missing."""
         if not gd.setpci_installed(files):
-            self._action("ansible.legacy.package", dict(name=[gd.PACKAGE], state="present"), "install pciutils, for setpci")
+            self.run_action("ansible.legacy.package", dict(name=[gd.PACKAGE], state="present"), "install pciutils, for setpci")
 
     def _peermem(self, plan, files):
         """nvidia_peermem now (only when it is the path and not loaded) and at every boot; never unloaded. The files are written
@@ -91,8 +70,8 @@ class ActionModule(RoleAction):
         if plan["peermem_boot"]:
             if gd.current(files, gd.MODULES_LOAD_PATH, self._render("modules-load.conf.j2", {}), "0644"):
                 return False
-            self._action("ansible.legacy.template", dict(src="modules-load.conf.j2", dest=gd.MODULES_LOAD_PATH, owner="root",
-                                                         group="root", mode="0644"), "load nvidia_peermem at every boot")
+            self.run_action("ansible.legacy.template", dict(src="modules-load.conf.j2", dest=gd.MODULES_LOAD_PATH, owner="root",
+                                                            group="root", mode="0644"), "load nvidia_peermem at every boot")
             return False
         if not gd.exists(files, gd.MODULES_LOAD_PATH):
             return False
@@ -136,9 +115,9 @@ class ActionModule(RoleAction):
             # update-grub reads the directory when it exists; a fresh Debian install may not have it yet
             self.module("ansible.builtin.file", dict(path=gd.GRUB_PATH.rsplit("/", 1)[0], state="directory", owner="root",
                                                      group="root", mode="0755"), what="create the GRUB drop-in directory")
-            written = bool(self._action("ansible.legacy.template", dict(src="grub.cfg.j2", dest=gd.GRUB_PATH, owner="root",
-                                                                        group="root", mode="0644"),
-                                        "put iommu=pt on the kernel command line (GRUB)").get("changed"))
+            written = bool(self.run_action("ansible.legacy.template", dict(src="grub.cfg.j2", dest=gd.GRUB_PATH, owner="root",
+                                                                           group="root", mode="0644"),
+                                           "put iommu=pt on the kernel command line (GRUB)").get("changed"))
         elif gd.exists(files, gd.GRUB_PATH):
             removed = bool(self.module("ansible.builtin.file", dict(path=gd.GRUB_PATH, state="absent"),
                                        what="remove iommu=pt from the kernel command line (it leaves at the next boot)"

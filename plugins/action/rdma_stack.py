@@ -48,22 +48,8 @@ class ActionModule(RoleAction):
 
     def _template(self, src, dest, variables, what):
         """ansible.builtin.template from the role's templates/ (the task's check and diff mode, ansible_managed)."""
-        task = self._task.copy()
-        task.args = dict(src=src, dest=dest, owner="root", group="root", mode="0644")
-        action = self._shared_loader_obj.action_loader.get(
-            "ansible.legacy.template", task=task, connection=self._connection, play_context=self._play_context,
-            loader=self._loader, templar=self._templar, shared_loader_obj=self._shared_loader_obj)
-        result = action.run(task_vars=dict(self._vars, **variables))
-        self._ran.append(dict(module="ansible.builtin.template", label=what, changed=bool(result.get("changed")),
-                              failed=bool(result.get("failed"))))
-        if result.get("failed") or result.get("unreachable"):
-            raise StepFailed("%s: %s" % (what, result.get("msg") or "template failed"))
-        if result.get("changed"):
-            self.changed()
-            if self._task.diff and result.get("diff"):
-                diff = result["diff"]
-                self._diff.extend(diff if isinstance(diff, list) else [diff])
-        return result
+        return self.run_action("ansible.legacy.template", dict(src=src, dest=dest, owner="root", group="root", mode="0644"),
+                               what, variables)
 
     # --- the parts of the step -----------------------------------------------------------------------------------
 

@@ -189,6 +189,27 @@ class RoleAction(ActionBase):
             raise StepFailed("%s: %s" % (what, message) if what else message)
         return result
 
+    def run_action(self, name, args, what, variables=None):
+        """An action of Ansible's (``ansible.legacy.template``, ``ansible.legacy.package``) as a task of its own would run it:
+        the task's check and diff mode, the role's templates/, ``variables`` added to the task's. Its changed and diff go into
+        the task's result; a failure stops the step with ``what``."""
+        task = self._task.copy()
+        task.args = dict(args)
+        action = self._shared_loader_obj.action_loader.get(
+            name, task=task, connection=self._connection, play_context=self._play_context, loader=self._loader,
+            templar=self._templar, shared_loader_obj=self._shared_loader_obj)
+        result = action.run(task_vars=dict(self._vars, **(variables or {})))
+        self._ran.append(dict(module=name.replace("ansible.legacy.", "ansible.builtin."), label=what,
+                              changed=bool(result.get("changed")), failed=bool(result.get("failed"))))
+        if result.get("failed") or result.get("unreachable"):
+            raise StepFailed("%s: %s" % (what, result.get("msg") or "%s failed" % name))
+        if result.get("changed"):
+            self.changed()
+            if self._task.diff and result.get("diff"):
+                diff = result["diff"]
+                self._diff.extend(diff if isinstance(diff, list) else [diff])
+        return result
+
     def publish(self, **facts):
         """Facts for the host, as ``set_fact`` with ``cacheable: true`` (a fact cache keeps them)."""
         self._facts.update(facts)

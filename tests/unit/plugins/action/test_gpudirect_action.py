@@ -102,7 +102,7 @@ def _step(settings, info, files=None, preflight=False, check_mode=False):
         return MODULES_LOAD if name == "modules-load.conf.j2" else "grub text"
 
     action.module = module
-    action._action = act
+    action.run_action = act
     action._render = render
     action._file = lambda name: UNIT if name == gd.ACS_UNIT else PROGRAM
     # the variable of the host, as set_fact made it (outside a task here)
