@@ -5,7 +5,8 @@
 
 ``main`` loads the state under its lock, runs the tool, saves the state if the tool changed it,
 appends one line to the call log, prints the tool's stdout/stderr and returns its exit code.
-``fabricsim`` is the admin tool: ``boot`` (power-on rules), ``power-cycle``, ``fault`` (inject one), ``port`` (a port's counters and link), ``show``.
+``fabricsim`` is the admin tool: ``boot`` (power-on rules), ``power-cycle``, ``fault`` (inject one), ``tool`` (a tool's
+output layout), ``port`` (a port's counters and link), ``show``.
 """
 
 from __future__ import annotations
@@ -68,6 +69,13 @@ def admin(state, argv):
         except (IndexError, ValueError, sim_state.StateError) as exc:
             return Result(2, "", "usage: fabricsim fault <name> <count> (%s)\n" % exc, "read")
         return Result(0, "", "", "fault")
+    if cmd == "tool":
+        # fabricsim tool <name> <value>: the output layout of a tool (tools.<name>, e.g. flint_query running_only)
+        try:
+            sim_state.set_tool(state, argv[1], argv[2])
+        except (IndexError, sim_state.StateError) as exc:
+            return Result(2, "", "usage: fabricsim tool <name> <value> (%s)\n" % exc, "read")
+        return Result(0, "", "", "fault")
     if cmd == "port":
         # fabricsim port <mlx5_N|bdf> <action> ...: a port's counters, width, speed, flaps (porthealth.py)
         func = sim_state.find_rdma(state, argv[1]) if len(argv) > 1 else None
@@ -83,7 +91,7 @@ def admin(state, argv):
         return Result(0, "", "", "fault", func.bdf)
     if cmd == "show":
         return Result(0, json.dumps(sim_state.summary(state), indent=2, sort_keys=True) + "\n", "", "read")
-    return Result(2, "", "usage: fabricsim {boot|power-cycle|fault|port|show}\n", "read")
+    return Result(2, "", "usage: fabricsim {boot|power-cycle|fault|tool|port|show}\n", "read")
 
 
 # tool -> (module of fabricsim, its function, whether it takes tool= and stdin=). Imported when the

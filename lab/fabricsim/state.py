@@ -225,6 +225,9 @@ def _norm_param_entry(model, name, entry):
 # the layouts of a flint/mstflint device query: "running_only", as old MFT builds print it, has
 # "FW Version(Running):" alone (issue 33)
 FLINT_QUERY_FORMATS = ("standard", "running_only")
+# the layouts ``fabricsim tool <name> <value>`` switches at run time: name -> its values, the first the default (which
+# the state then does not name, as a state written without it)
+TOOL_LAYOUTS = {"flint_query": FLINT_QUERY_FORMATS}
 
 
 def normalize(desc):
@@ -378,6 +381,22 @@ def set_fault(state, name, value):
         state["faults"] = faults
     else:
         state.pop("faults", None)
+
+
+def set_tool(state, name, value):
+    """``fabricsim tool <name> <value>``: a tool's output layout (``tools.<name>``); the default (or ``default``)
+    removes it."""
+    if name not in TOOL_LAYOUTS:
+        raise StateError("tools.%s is no layout; known: %s" % (name, ", ".join(sorted(TOOL_LAYOUTS))))
+    if value == "default":
+        value = TOOL_LAYOUTS[name][0]
+    if value not in TOOL_LAYOUTS[name]:
+        raise StateError("tools.%s must be one of %s" % (name, ", ".join(TOOL_LAYOUTS[name])))
+    tools = state.setdefault("tools", {})
+    if value == TOOL_LAYOUTS[name][0]:
+        tools.pop(name, None)
+    else:
+        tools[name] = value
 
 
 def load(path=None):

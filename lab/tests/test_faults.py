@@ -89,3 +89,33 @@ def test_state_refuses_bad_faults(faults, says):
     desc["faults"] = faults
     with pytest.raises(sim_state.StateError, match=says):
         sim_state.normalize(desc)
+
+
+def test_admin_command_switches_a_tool_layout_and_back(sim_env):
+    """``fabricsim tool flint_query running_only``: the query of old MFT builds at run time (issue 33); ``standard``
+    puts the state back as it was, byte for byte (the robustness suite's snapshot compares it)."""
+    write_node(sim_env)
+    assert call("fabricsim", "boot") == (0, "", "")
+    before = (sim_env / "state.json").read_text()
+    assert call("fabricsim", "tool", "flint_query", "running_only") == (0, "", "")
+    assert sim_state.load()["tools"]["flint_query"] == "running_only"
+    rc, out, _err = call("mstflint", "-d", "0000:3b:00.0", "q")
+    assert rc == 0 and "FW Version(Running):" in out and "FW Version:" not in out
+    assert log_lines(sim_env)[-2]["kind"] == "fault"
+    assert call("fabricsim", "tool", "flint_query", "standard") == (0, "", "")
+    assert (sim_env / "state.json").read_text() == before
+    assert call("fabricsim", "tool", "flint_query", "running_only") == (0, "", "")
+    assert call("fabricsim", "tool", "flint_query", "default") == (0, "", "")
+    assert (sim_env / "state.json").read_text() == before
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["tool", "flint_query", "newest"], "tools.flint_query must be one of standard, running_only"),
+    (["tool", "firmware", "mft"], "tools.firmware is no layout; known: flint_query"),
+    (["tool", "flint_query"], "usage: fabricsim tool <name> <value>"),
+])
+def test_admin_command_refuses_bad_layouts(sim_env, argv, says):
+    write_node(sim_env)
+    rc, _out, err = call("fabricsim", *argv)
+    assert rc == 2 and says in err
+    assert "flint_query" not in sim_state.load()["tools"]
