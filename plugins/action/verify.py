@@ -12,7 +12,8 @@
 - ``report: true`` (``run_once``): every node's checks (filter ``verify_checks``), the report's three files written on the
   controller where they differ, the table shown, and the play failed with one summary when a check fails. A node that left
   the play before its read is reported as failed (in which step, with its message) or unreachable, from the results its
-  tasks registered (``plugin_utils/verify.py: stopped``).
+  tasks registered (``plugin_utils/verify.py: stopped``). The rules of ``firmware_versions`` that matched no card of the
+  run (the firmware step's fact ``infiniband_firmware_unmatched``, where it is this run's) get a line each under the tables.
 
 Where the checks and the files are decided: ``plugin_utils/verify.py``.
 """
@@ -115,11 +116,14 @@ class ActionModule(RoleAction):
         stops = dict((host, verify.stopped(self._registered(host))) for host in hosts if host not in still and not nodes[host])
         topology_host = next((host for host in hosts if "topology" in steps[host]), None)
         partitions = (self.hostvar(sms[0], "opensm_partitions", []) if sms else self.var("opensm_partitions", [])) or []
+        unmatched = verify.unmatched_firmware(
+            dict((host, (self.hostvar(host, "ansible_facts", {}) or {}).get("infiniband_firmware_unmatched")) for host in hosts),
+            self.run_id)
         the_report = verify.report(nodes, topology=steps[topology_host]["topology"] if topology_host else None,
                                    topology_host=topology_host or verify.topology_host(
                                        s.get("verify_topology_host"), self.var("ansible_play_hosts"), sms),
                                    partitions=partitions, groups=groups, sms=sms, rows=self._traffic_rows(s, hosts),
-                                   stops=stops)
+                                   stops=stops, unmatched=unmatched)
         contents = verify.files(the_report)
         directory = verify.report_dir(s.get("verify_report_dir") or "fabric-report", os.environ.get("PWD"),
                                       self.var("playbook_dir"))

@@ -102,6 +102,9 @@ def render_text(report):
     if firmware:
         out += ["", "Firmware (the running version of each RDMA device; asked: what the entry of firmware_versions that names the card asks):"]
         out += _table(_FIRMWARE_TITLES, [cells for cells, _status in firmware])
+    if report.get("unmatched_firmware"):
+        out += ["", "Firmware rules that match no card (they burn nothing; check the PSID or model):"]
+        out += ["  " + line for line in report["unmatched_firmware"]]
     if report.get("traffic") is not None:
         out += [""] + _traffic_text(report["traffic"])
     if report["failures"]:
@@ -365,6 +368,8 @@ def render_html(report, title="Fabric report"):
         "<table><thead><tr><th>host</th>%s<th>result</th></tr></thead><tbody>%s</tbody></table>" % (head, "".join(body)),
         "<p>ok: passes; FAIL: fails; WAITING: fails until the reboot (or power cycle) the node waits for; -: not asked of this node.</p>",
         _firmware_html(report),
+        ("<h2>Firmware rules that match no card</h2><p>They burn nothing; check the PSID or model.</p><ul>%s</ul>" % "".join(
+            "<li>%s</li>" % escape(line) for line in report["unmatched_firmware"])) if report.get("unmatched_firmware") else "",
         _traffic_html(report.get("traffic")),
         ("<h2>Failing checks</h2><ul>%s</ul>" % failures) if failures else "",
         ("<h2>Waiting for a reboot</h2><ul>%s</ul>" % waiting) if waiting else "",

@@ -34,6 +34,10 @@ description:
     and the step where it was lost, V(failed before verify) with the step (the run lock, a role's step such as the firmware
     role's image checks) and its message, or, where the task that stopped it registers nothing, that the run's output names it.
     The JSON report carries it per host as C(stopped) (C(state) V(failed), V(unreachable) or V(unknown), and C(steps)).
+  - The rules of C(firmware_versions) that match no card of any host of the run (the fact C(infiniband_firmware_unmatched) the
+    firmware role's step published in this run; a fact cache's from an earlier run is not used) get a line each under the
+    tables, with the hosts whose cards were looked at and those not seen, and C(unmatched_firmware) in the JSON report. They
+    fail no check.
   - Read-only on the nodes.
 author:
   - fabric.infiniband developers (@fabric-infiniband)

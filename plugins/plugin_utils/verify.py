@@ -10,6 +10,8 @@
 - :func:`sm_hosts`, :func:`topology_host`: the play's subnet manager hosts, the host that runs ibnetdiscover;
 - :func:`stopped`: why a host left the play before its read (failed in a step, with the step and its message, or unreachable),
   from the results its tasks registered;
+- :func:`unmatched_firmware`: the rules of ``firmware_versions`` that matched no card of the run (the firmware step's fact
+  ``infiniband_firmware_unmatched`` of this run), one line each for the report;
 - :func:`report`: the checks of every node (the filter ``verify_checks``, which users may template too);
 - :func:`files`, :func:`stale`, :func:`write`: the report's three files on the controller, written (atomically) only where
   their content differs.
@@ -26,6 +28,7 @@ from ansible.plugins.filter.core import to_nice_json
 
 from ansible_collections.fabric.infiniband.plugins.filter.verify_checks import verify_checks
 from ansible_collections.fabric.infiniband.plugins.filter.verify_report import verify_report
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import traffic
 
 # What the other roles' variables default to when the host does not set them (their roles' defaults).
@@ -168,10 +171,45 @@ def stopped_text(why):
     return UNKNOWN
 
 
-def report(nodes, topology=None, topology_host=None, partitions=None, groups=None, sms=None, rows=None, stops=None):
+def _rule_text(rule):
+    what = "psid %s" % rule["psid"] if rule.get("psid") else "model %s" % rule.get("model")
+    return "%s, version %s%s" % (what, "at least " if rule.get("at_least") else "", rule.get("version"))
+
+
+def unmatched_firmware(facts, run):
+    """The report's lines for the rules of ``firmware_versions`` that match no card of any host of the run: the fact
+    ``infiniband_firmware_unmatched`` that the firmware step published (``facts``: host -> that fact), taken only where it is
+    this run's (``run``, as :func:`node_state.is_current`); a fact cache's from an earlier run says nothing of this one.
+    Hosts may have rules of their own: each rule is told once, with the hosts that the fact which saw the most of them saw.
+    ``[]`` when no host has a current fact, or every rule names a card."""
+    found = {}
+    for host in sorted(facts or {}):
+        fact = facts[host]
+        if not node_state.is_current(fact, run=run) or not isinstance(fact.get("rules"), list):
+            continue
+        seen, unseen = list(fact.get("seen") or []), list(fact.get("unseen") or [])
+        for rule in fact["rules"]:
+            if not isinstance(rule, Mapping):
+                continue
+            key = (rule.get("where"), _rule_text(rule))
+            if key not in found or len(seen) > len(found[key][0]):
+                found[key] = (seen, unseen)
+    return ["%s (%s) matches no card of %s%s" % (where, text, ", ".join(seen) or "any host (none was read)",
+                                                 " (not seen: %s)" % ", ".join(unseen) if unseen else "")
+            for (where, text), (seen, unseen) in sorted(found.items(), key=lambda item: _rule_order(item[0][0]))]
+
+
+def _rule_order(where):
+    match = re.search(r"\[(\d+)\]$", str(where or ""))
+    return (int(match.group(1)) if match else -1, str(where))
+
+
+def report(nodes, topology=None, topology_host=None, partitions=None, groups=None, sms=None, rows=None, stops=None,
+           unmatched=None):
     """The verdicts of every node (filter ``verify_checks``). ``stops``: host -> :func:`stopped` for the hosts that left the
     play before their read; their rows say what failed (or that the host was unreachable) instead of "no data", and carry
-    it as ``stopped``."""
+    it as ``stopped``. ``unmatched``: :func:`unmatched_firmware`'s lines, shown under the tables as ``unmatched_firmware``
+    (a rule that names no card burns nothing and fails no check)."""
     stops = stops or {}
     nodes = dict(nodes)
     for host, why in stops.items():
@@ -182,6 +220,8 @@ def report(nodes, topology=None, topology_host=None, partitions=None, groups=Non
     for entry in the_report.get("hosts") or []:
         if entry.get("host") in stops and not entry.get("ok"):
             entry["stopped"] = stops[entry["host"]]
+    if unmatched:
+        the_report["unmatched_firmware"] = list(unmatched)
     return the_report
 
 

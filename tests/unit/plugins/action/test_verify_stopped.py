@@ -21,6 +21,17 @@ PLAYBOOK = textwrap.dedent(
       hosts: all
       gather_facts: false
       tasks:
+        # the firmware step's fact: this run's on h1 (its rules match no card), an earlier run's on h4 (a fact cache's)
+        - name: Publish which firmware rules match no card
+          ansible.builtin.set_fact:
+            infiniband_firmware_unmatched:
+              run_id: "{{ lookup('fabric.infiniband.run_id') if inventory_hostname == 'h1' else 'ctl:1:1' }}"
+              rules: [{rule: 2, where: "firmware_versions[2]", psid: MT_0000000999, version: "28.39.1002", at_least: false}]
+              seen: [h1, h2, h4]
+              unseen: [h3]
+            cacheable: true
+          when: inventory_hostname in ['h1', 'h4']
+
         - name: Take the run lock (h2 finds it held)
           ansible.builtin.fail:
             msg: "The node's run lock is held by another run (owner ops@ctl)"
@@ -82,3 +93,9 @@ def test_report_tells_failed_from_unreachable(tmp_path):
     assert "stopped" not in hosts["h1"]
     text = (out / "fabric-report.txt").read_text()
     assert "h2: no data from the node: failed before verify: the run lock (nodes.yml)" in text
+    # the firmware rules that match no card, from the fact of this run only (h4's is an earlier run's)
+    assert report["unmatched_firmware"] == [
+        "firmware_versions[2] (psid MT_0000000999, version 28.39.1002) matches no card of h1, h2, h4 (not seen: h3)"]
+    assert ("\nFirmware rules that match no card (they burn nothing; check the PSID or model):\n"
+            "  firmware_versions[2] (psid MT_0000000999, version 28.39.1002) matches no card of h1, h2, h4 (not seen: h3)\n"
+            "\nFailing checks:\n") in text, text

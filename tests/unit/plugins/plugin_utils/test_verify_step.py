@@ -151,3 +151,65 @@ def test_report_rows_say_what_failed():
     plain = verify.report({"node01": ok, "node02": {}})
     assert "node02: no data from the node: unreachable, or its discovery failed" in plain["failures"]
     assert "stopped" not in plain["hosts"][1]
+
+
+def _unmatched_fact(run_id, rules, seen=("node01", "node02"), unseen=()):
+    """The fact infiniband_firmware_unmatched as the firmware step publishes it (plugin_utils/firmware.py: unmatched, with the
+    run's identity)."""
+    from ansible_collections.fabric.infiniband.plugins.plugin_utils import firmware
+    cx6 = [{"card": "0000:3b:00", "device": "0000:3b:00.0", "model": "ConnectX-6", "psid": "MT_0000000223"}]
+    fleet = dict((host, cx6) for host in seen)
+    fleet.update((host, None) for host in unseen)
+    return dict(firmware.unmatched(rules, fleet), run_id=run_id)
+
+
+RULES = [{"psid": "MT_0000000223", "version": "20.40.1000"}, {"model": "ConnectX-7", "version": "28.39.1002", "at_least": True},
+         {"psid": "MT_0000000999", "version": "28.39.1002"}]
+
+
+def test_unmatched_firmware_lines_from_this_runs_fact():
+    """Issue 33 class 4: the rules that match no card of the run, a line each for the report, from the fact of this run;
+    the host whose fact saw the most hosts tells a rule's hosts; a fact of an earlier run (a fact cache's) says nothing."""
+    facts = {
+        "node01": _unmatched_fact("ctl:10:1", RULES, unseen=("node03",)),
+        "node02": _unmatched_fact("ctl:10:1", RULES, seen=("node02",), unseen=("node01", "node03")),
+        "node03": _unmatched_fact("ctl:9:1", [{"psid": "MT_0000000111", "version": "1.2.3"}]),
+        "node04": None,
+        "node05": {"rules": [{"where": "firmware_versions[0]", "psid": "X", "version": "1.0.0"}]},  # no run stamp
+    }
+    assert verify.unmatched_firmware(facts, "ctl:10:1") == [
+        "firmware_versions[1] (model ConnectX-7, version at least 28.39.1002) matches no card of node01, node02 "
+        "(not seen: node03)",
+        "firmware_versions[2] (psid MT_0000000999, version 28.39.1002) matches no card of node01, node02 (not seen: node03)",
+    ]
+    assert verify.unmatched_firmware(facts, "ctl:11:1") == []
+    assert verify.unmatched_firmware({"node01": _unmatched_fact("r", RULES[:1])}, "r") == []
+    assert verify.unmatched_firmware({}, "r") == [] and verify.unmatched_firmware(None, "r") == []
+    # rules of a host of its own (host_vars): each told once, in the order of firmware_versions
+    own = {"node01": _unmatched_fact("r", [{"model": "ConnectX-5", "version": "16.35.3006"}]),
+           "node02": _unmatched_fact("r", RULES[2:] + [{"model": "ConnectX-5", "version": "16.35.3006"}], seen=("node02",))}
+    assert verify.unmatched_firmware(own, "r") == [
+        "firmware_versions[0] (model ConnectX-5, version 16.35.3006) matches no card of node01, node02",
+        "firmware_versions[0] (psid MT_0000000999, version 28.39.1002) matches no card of node02",
+        "firmware_versions[1] (model ConnectX-5, version 16.35.3006) matches no card of node02",
+    ]
+
+
+def test_report_shows_the_unmatched_rules_under_the_tables():
+    ok = {"hca": HCA, "pending": {"entries": {}}, "expect": {"rdma_netns_mode": "exclusive"}, "traffic": {}}
+    lines = verify.unmatched_firmware({"node01": _unmatched_fact("r", RULES, seen=("node01",), unseen=("node02",))}, "r")
+    the_report = verify.report({"node01": ok}, unmatched=lines)
+    # a rule that names no card fails no check
+    assert the_report["ok"] is True and the_report["unmatched_firmware"] == lines
+    text, as_json, page = [content for _name, content in verify.files(the_report)]
+    tail = text.splitlines()[-3:]
+    assert tail == ["Firmware rules that match no card (they burn nothing; check the PSID or model):",
+                    "  firmware_versions[1] (model ConnectX-7, version at least 28.39.1002) matches no card of node01 "
+                    "(not seen: node02)",
+                    "  firmware_versions[2] (psid MT_0000000999, version 28.39.1002) matches no card of node01 (not seen: node02)"]
+    assert json.loads(as_json)["unmatched_firmware"] == lines
+    assert ("<h2>Firmware rules that match no card</h2><p>They burn nothing; check the PSID or model.</p><ul><li>"
+            "firmware_versions[1] (model ConnectX-7, version at least 28.39.1002) matches no card of node01 (not seen: node02)"
+            "</li>") in page
+    plain = verify.report({"node01": ok}, unmatched=[])
+    assert "unmatched_firmware" not in plain and "match no card" not in verify.files(plain)[0][1]
