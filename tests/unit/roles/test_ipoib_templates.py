@@ -14,7 +14,7 @@ import os
 import jinja2
 import pytest
 
-from ansible_collections.fabric.infiniband.plugins.filter.ipoib_plan import ipoib_plan
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.ipoib import plan as ipoib_plan
 
 HERE = os.path.dirname(__file__)
 TEMPLATES = os.path.join(HERE, "..", "..", "..", "roles", "ipoib", "templates")

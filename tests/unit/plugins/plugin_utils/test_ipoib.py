@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.fabric.infiniband.plugins.filter.ipoib_duplicate_addresses import ipoib_duplicate_addresses
-from ansible_collections.fabric.infiniband.plugins.filter.ipoib_plan import ipoib_plan
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import ipoib
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.ipoib import duplicate_addresses as ipoib_duplicate_addresses
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.ipoib import plan as ipoib_plan
 
 
 def _hca(model="ConnectX-6", link_layer="InfiniBand", netdev=True):
@@ -75,7 +76,7 @@ def test_connected_mode_on_connectx3():
      "overlapping subnets: 10.10.7.5/16 (ibp59s0f1) and 10.10.0.5/24 (ibp59s0f0)"),
     (_hca(), [{"device": "mlx5_0", "addresses": ["fd10::5/64"], "children": [{"pkey": 1, "addresses": ["fd10::6/64"]}]}],
      "overlapping subnets: fd10::6/64 (ibp59s0f0.8001)"),
-    ({"changed": False}, [], "expects the registered result of fabric.infiniband.hca_info"),
+    ({"changed": False}, [], "expects the reading of fabric.infiniband.hca_info"),
 ])
 def test_bad_input_names_the_variable(hca, config, says):
     with pytest.raises(AnsibleFilterError) as err:
@@ -169,3 +170,115 @@ def test_inventory_settings_the_plan_refuses_are_left_to_that_host():
     good_connected = {"config": [{"device": "mlx5_0", "addresses": ["10.10.0.2/24"], "mtu": 9000}], "mode": "connected"}
     assert ipoib_duplicate_addresses({"node03": plan}, asked={"node02": good_connected}) == [
         "10.10.0.2 on node02/mlx5_0 port 1 (inventory), node03/ibp59s0f0"]
+
+
+# ------------------------------------------------------------------ the step's decisions (plugins/action/ipoib.py)
+
+def test_duplicates_seen_from_one_host_name_only_its_own():
+    a = ipoib_plan(_hca(), [{"device": "mlx5_0", "addresses": ["10.10.0.5/24"]}])
+    b = ipoib_plan(None, [{"device": "mlx5_0", "addresses": ["10.10.0.5/24"]}])
+    c = ipoib_plan(None, [{"device": "mlx5_0", "addresses": ["10.10.0.7/24"]}])
+    plans = {"node01": a, "node02": b, "node03": c}
+    assert ipoib_duplicate_addresses(plans, host="node01") == ["10.10.0.5 on node01/ibp59s0f0, node02/mlx5_0 port 1"]
+    assert ipoib_duplicate_addresses(plans, host="node03") == []
+    assert ipoib.duplicate_message([]) is None
+    assert ipoib.duplicate_message(["x"]).startswith("duplicate address: x ((published)")
+
+
+@pytest.mark.parametrize("run_tags, skip_tags, phases", [
+    (["all"], [], {"persist", "runtime"}),
+    (["ipoib"], [], {"persist", "runtime"}),
+    (["ipoib_plan"], [], set()),
+    (["ipoib_persist"], [], {"persist"}),
+    (["ipoib_persist", "ipoib_runtime"], [], {"persist", "runtime"}),
+    (["all"], ["ipoib_runtime"], {"persist"}),
+    (None, None, {"persist", "runtime"}),
+])
+def test_phases_follow_the_tags(run_tags, skip_tags, phases):
+    assert ipoib.phases(run_tags, skip_tags) == phases
+
+
+SYSTEMCTL = """Id=NetworkManager.service
+SubState=dead
+UnitFileState=
+
+Id=systemd-networkd.service
+SubState=running
+UnitFileState=enabled
+"""
+
+
+def test_the_stack_is_chosen_as_the_role_did():
+    units = ipoib.parse_units(SYSTEMCTL)
+    assert units["systemd-networkd.service"]["UnitFileState"] == "enabled"
+    assert ipoib.choose_stack("auto", units) == "networkd"
+    assert ipoib.choose_stack("auto", dict(units, **{"NetworkManager.service": {"SubState": "running"}})) == "networkmanager"
+    assert ipoib.choose_stack("auto", {}, ifupdown_present=True) == "ifupdown"
+    assert ipoib.choose_stack("auto", {}) is None
+    assert ipoib.choose_stack("ifupdown", units) == "ifupdown"
+
+
+def test_conflict_search_matches_a_name_as_a_word():
+    import re
+    search = ipoib.conflict_search("networkd", ["ibp59s0f0", "ibp59s0f0.8001"])
+    pattern = re.compile(search["contains"])
+    assert pattern.match("Name=ibp59s0f0")
+    assert pattern.match("  IPoIB = ibp59s0f0.8001")
+    assert not pattern.match("Name=ibp59s0f01")
+    assert "*fabric-ipoib-*" in search["excludes"]
+    assert re.compile(ipoib.conflict_search("ifupdown", ["ib0"])["contains"]).match("auto lo ib0")
+
+
+def test_interfaces_d_is_sourced():
+    assert ipoib.sources_interfaces_d("auto lo\nsource /etc/network/interfaces.d/*\n")
+    assert ipoib.sources_interfaces_d("source-directory interfaces.d\n")
+    assert not ipoib.sources_interfaces_d("# source /etc/network/interfaces.d/*\n")
+
+
+def test_wanted_files_per_stack():
+    plan = ipoib_plan(_hca(), [{"device": "mlx5_0", "children": [{"pkey": "0x0001"}]}, {"device": "mlx5_1"}])
+    networkd = [f["path"].rsplit("/", 1)[1] for f in ipoib.wanted_files("networkd", plan)]
+    assert networkd == ["10-fabric-ipoib-ibp59s0f0.network", "10-fabric-ipoib-ibp59s0f1.network",
+                        "10-fabric-ipoib-ibp59s0f0.8001.network", "10-fabric-ipoib-ibp59s0f0.8001.netdev"]
+    nm = ipoib.wanted_files("networkmanager", plan)
+    assert [f["mode"] for f in nm] == ["0600"] * 3 and nm[2]["profile"] == "fabric-ipoib-ibp59s0f0.8001"
+    assert [f["path"] for f in ipoib.wanted_files("ifupdown", plan)] == [ipoib.IFUPDOWN_FILE]
+
+
+def test_a_file_is_current_only_with_its_checksum_mode_and_owner():
+    import hashlib
+    found = {"path": "/x", "checksum": hashlib.sha1(b"a\n").hexdigest(), "mode": "0644", "uid": 0, "gid": 0}
+    assert ipoib.file_current(found, "a\n", "0644")
+    assert not ipoib.file_current(found, "b\n", "0644")
+    assert not ipoib.file_current(found, "a\n", "0600")
+    assert not ipoib.file_current(dict(found, uid=1000), "a\n", "0644")
+    assert not ipoib.file_current(None, "a\n", "0644")
+    assert ipoib.stale_files([{"path": "/x"}, {"path": "/y"}], [{"path": "/x"}]) == ["/y"]
+
+
+IP_JSON = ('[{"ifname": "ibp59s0f0", "mtu": 4092, "flags": ["BROADCAST", "UP"], "addr_info": [{"local": "10.10.0.5", "prefixlen": 24},'
+           ' {"local": "fd10::5", "prefixlen": 64}]}, {"ifname": "ibp59s0f1", "mtu": 2044, "flags": ["BROADCAST"], "addr_info": []}]')
+
+
+def test_ip_applies_what_the_stack_did_not():
+    plan = ipoib_plan(_hca(), [{"device": "mlx5_0", "mtu": 4092, "addresses": ["10.10.0.5/24", "fd10::5/64"],
+                                "children": [{"pkey": "0x0001", "addresses": ["10.20.0.5/24"]}]},
+                               {"device": "mlx5_1", "addresses": ["10.11.0.5/24"]}])
+    state = ipoib.link_state(IP_JSON)
+    assert state["ibp59s0f0"] == {"mtu": 4092, "up": True, "addresses": ["10.10.0.5/24", "fd10::5/64"]}
+    links = ipoib.links(plan)
+    assert not ipoib.settled(links, state)
+    assert [argv for argv, _what in ipoib.fixes(links, state)] == [
+        ["ip", "link", "add", "link", "ibp59s0f0", "name", "ibp59s0f0.8001", "type", "ipoib", "pkey", "0x8001"],
+        ["ip", "link", "set", "dev", "ibp59s0f1", "mtu", "2044", "up"],
+        ["ip", "link", "set", "dev", "ibp59s0f0.8001", "mtu", "4092", "up"],
+        ["ip", "address", "add", "10.11.0.5/24", "dev", "ibp59s0f1"],
+        ["ip", "address", "add", "10.20.0.5/24", "dev", "ibp59s0f0.8001"],
+    ]
+    done = dict(state, ibp59s0f1={"mtu": 2044, "up": True, "addresses": ["10.11.0.5/24"]},
+                **{"ibp59s0f0.8001": {"mtu": 4092, "up": True, "addresses": ["10.20.0.5/24"]}})
+    assert ipoib.settled(links, done) and ipoib.fixes(links, done) == []
+    assert ipoib.link_state("not json") == {}
+    # a name listed twice keeps the kernel's entry, the first
+    assert ipoib.link_state(IP_JSON[:-1] + ', {"ifname": "ibp59s0f0", "mtu": 2044, "flags": []}]')["ibp59s0f0"]["mtu"] == 4092
+    assert ipoib.ifupdown_up("ibp59s0f0=ibp59s0f0\nlo=lo\n") == {"ibp59s0f0", "lo"}
