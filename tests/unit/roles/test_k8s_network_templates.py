@@ -18,6 +18,8 @@ import yaml
 from ansible.plugins.filter.core import FilterModule as CoreFilters
 from ansible.plugins.filter.mathstuff import FilterModule as MathFilters
 
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import k8s_network
+
 ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles", "k8s_network")
 LABEL = ("app.kubernetes.io/managed-by", "fabric.infiniband.k8s_network")
 
@@ -31,15 +33,11 @@ def _env():
 
 
 def _variables(**overrides):
-    vs = {}
-    for part in ("defaults", "vars"):
-        with open(os.path.join(ROLE, part, "main.yml")) as handle:
-            vs.update(yaml.safe_load(handle))
+    with open(os.path.join(ROLE, "defaults", "main.yml")) as handle:
+        vs = yaml.safe_load(handle)
     vs.update(overrides)
-    env = _env()
-    # vars/main.yml holds templated strings (the image names): resolve them as Ansible would.
-    for _pass in range(3):
-        vs = {k: env.from_string(v).render(**vs) if isinstance(v, str) and "{{" in v else v for k, v in vs.items()}
+    # the role's own values (labels, image names), as its step computes them
+    vs.update(k8s_network.template_vars(vs))
     return vs
 
 

@@ -27,6 +27,8 @@ import yaml
 from ansible.plugins.filter.core import FilterModule as CoreFilters
 from ansible.plugins.filter.mathstuff import FilterModule as MathFilters
 
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import k8s_network
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROLE = os.environ.get("K8S_NETWORK_ROLE_DIR") or os.path.join(HERE, "..", "..", "..", "..", "roles", "k8s_network")
 TEMPLATES = ("crds.yml.j2", "multus.yml.j2", "whereabouts.yml.j2", "cni.yml.j2", "device_plugin.yml.j2")
@@ -50,6 +52,10 @@ def _variables(overrides=None):
         with open(os.path.join(ROLE, part, "main.yml")) as handle:
             variables.update(yaml.safe_load(handle))
     variables.update(overrides or {})
+    # the role's own values (labels, image names), as its step computes them; a copy of the role from before the step
+    # (K8S_NETWORK_ROLE_DIR) has them in vars/main.yml, as templates
+    if "__k8s_network_labels" not in variables:
+        variables.update(k8s_network.template_vars(variables))
     env = _env()
     for _pass in range(3):
         variables = {k: env.from_string(v).render(**variables) if isinstance(v, str) and "{{" in v else v

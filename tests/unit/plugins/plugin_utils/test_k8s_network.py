@@ -10,7 +10,10 @@ import json
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.fabric.infiniband.plugins.filter.k8s_network_nads import k8s_network_nads
+from ansible_collections.fabric.infiniband.plugins.filter.k8s_network_nads import k8s_network_nads as nads_filter
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import k8s_network as kn
+
+k8s_network_nads = kn.nads
 
 LABELS = {"app.kubernetes.io/managed-by": "fabric.infiniband.k8s_network"}
 
@@ -85,7 +88,7 @@ def test_node_facts_give_the_mode_and_check_masters_and_vfs():
     assert json.loads(nads[0]["spec"]["config"])["master"] == "ibp59s0f0"
     assert json.loads(nads[1]["spec"]["config"])["rdmaIsolation"] is True
     # the nodes are exclusive: the shared device plugin is refused even though rdma_netns was left unknown
-    with pytest.raises(AnsibleFilterError, match="shared device plugin needs"):
+    with pytest.raises(ValueError, match="shared device plugin needs"):
         k8s_network_nads([_ipoib()], device_plugin="rdma_shared", nodes=NODES)
     # nodes that published nothing are not checked
     assert len(k8s_network_nads([_ipoib(master="ib9")], nodes={"node03": NODES["node03"]})) == 1
@@ -146,7 +149,7 @@ BAD = [
 
 @pytest.mark.parametrize("networks, options, says", [case[1:] for case in BAD], ids=[case[0] for case in BAD])
 def test_bad_input_is_refused(networks, options, says):
-    with pytest.raises(AnsibleFilterError, match=None) as caught:
+    with pytest.raises(ValueError, match=None) as caught:
         k8s_network_nads(networks, **options)
     assert says in str(caught.value)
 
@@ -160,7 +163,7 @@ def test_text_booleans_mean_what_they_say(text, expected):
 
 
 def test_a_boolean_word_is_refused():
-    with pytest.raises(AnsibleFilterError, match=r"network 'ib-vf': rdma_isolation: 'maybe' is not a boolean; accepted: true or false"):
+    with pytest.raises(ValueError, match=r"network 'ib-vf': rdma_isolation: 'maybe' is not a boolean; accepted: true or false"):
         k8s_network_nads([_vf(rdma_isolation="maybe")])
 
 
@@ -175,19 +178,128 @@ def test_a_node_without_ipoib_interfaces_is_checked_against_its_adapters():
     nodes = {"node01": {"ipoib_interfaces": None, "infiniband_hca": _hca_fact()},
              "node02": {"ipoib_interfaces": None, "infiniband_hca": _hca_fact("ibp134s0f0")}}
     says = r"master ibp59s0f0 is not an IPoIB interface of node02 \(infiniband_hca of node02; known: ibp134s0f0, ibp59s0f0\)"
-    with pytest.raises(AnsibleFilterError, match=says):
+    with pytest.raises(ValueError, match=says):
         k8s_network_nads([_ipoib()], nodes=nodes)
     # a PKey child: its parent must be there (the child may be made after the reading)
     nodes["node02"]["infiniband_hca"] = _hca_fact()
     assert json.loads(k8s_network_nads([_ipoib(pkey=1)], nodes=nodes)[0]["spec"]["config"])["master"] == "ibp59s0f0.8001"
-    with pytest.raises(AnsibleFilterError, match="master ib9.8001 is not an IPoIB interface of node01, node02 .infiniband_hca of node01, node02;"):
+    with pytest.raises(ValueError, match="master ib9.8001 is not an IPoIB interface of node01, node02 .infiniband_hca of node01, node02;"):
         k8s_network_nads([_ipoib(master="ib9.8001")], nodes=nodes)
     # an Ethernet port's netdev is no IPoIB master
-    with pytest.raises(AnsibleFilterError, match="master enp59s0f0 is not an IPoIB interface of node01"):
+    with pytest.raises(ValueError, match="master enp59s0f0 is not an IPoIB interface of node01"):
         k8s_network_nads([_ipoib(master="enp59s0f0")], nodes={"node01": {"infiniband_hca": _hca_fact("enp59s0f0", "Ethernet")}})
 
 
 def test_the_ipoib_fact_wins_over_the_adapters():
     nodes = {"node01": {"ipoib_interfaces": [{"netdev": "ibp59s0f1", "children": []}], "infiniband_hca": _hca_fact()}}
-    with pytest.raises(AnsibleFilterError, match=r"master ibp59s0f0 is not an IPoIB interface of node01 \(ipoib_interfaces of node01;"):
+    with pytest.raises(ValueError, match=r"master ibp59s0f0 is not an IPoIB interface of node01 \(ipoib_interfaces of node01;"):
         k8s_network_nads([_ipoib()], nodes=nodes)
+
+
+# ------------------------------------------------------------------ the role's step (plugins/action/k8s_network.py)
+
+def test_the_filter_is_the_same_code_and_fails_as_a_filter():
+    assert nads_filter([_ipoib()], labels=LABELS) == kn.nads([_ipoib()], labels=LABELS)
+    with pytest.raises(AnsibleFilterError, match="is not ipoib or ib-sriov"):
+        nads_filter([_ipoib(type="macvlan")])
+
+
+DEFAULTS = {"k8s_network_registry": "mirror:5000/ghcr", "k8s_network_multus_version": "v4.2.4",
+            "k8s_network_whereabouts_version": "v0.9.4", "k8s_network_ipoib_cni_version": "v1.2.0",
+            "k8s_network_ib_sriov_cni_version": "v1.2.0", "k8s_network_sriov_device_plugin_version": "v3.9.0",
+            "k8s_network_rdma_shared_device_plugin_version": "v1.5.3", "k8s_network_device_plugin": "sriov",
+            "k8s_network_device_plugin_deploy": True, "k8s_network_resource_names": [],
+            "k8s_network_sriov_resources": [{"name": "a"}, {"name": "b", "prefix": "example.com"}]}
+
+
+def test_template_vars_name_the_pinned_images_and_the_label():
+    out = kn.template_vars(DEFAULTS)
+    assert out["__k8s_network_multus_image"] == "mirror:5000/ghcr/k8snetworkplumbingwg/multus-cni:v4.2.4-thick"
+    assert out["__k8s_network_rdma_shared_dp_image"] == "mirror:5000/ghcr/mellanox/k8s-rdma-shared-dev-plugin:v1.5.3"
+    assert out["__k8s_network_labels"] == LABELS and out["__k8s_network_selector"] == kn.SELECTOR
+    assert out["__k8s_network_resource_names"] == ["mellanox.com/a", "example.com/b"]
+
+
+@pytest.mark.parametrize("changes, expected", [
+    ({}, ["mellanox.com/a", "example.com/b"]),
+    ({"k8s_network_resource_names": ["x.io/y"]}, ["x.io/y"]),
+    ({"k8s_network_device_plugin_deploy": "false"}, []),
+    ({"k8s_network_device_plugin": "rdma_shared"}, []),
+])
+def test_offered_names(changes, expected):
+    assert kn.offered_names(dict(DEFAULTS, **changes)) == expected
+
+
+def test_templates_follow_the_switches():
+    assert kn.templates({}) == (["crds.yml.j2"], ["multus.yml.j2", "whereabouts.yml.j2", "cni.yml.j2", "device_plugin.yml.j2"])
+    assert kn.templates({"k8s_network_multus_enabled": "false", "k8s_network_whereabouts_enabled": False,
+                         "k8s_network_cni_install": "archive", "k8s_network_device_plugin_deploy": "no"}) == (["crds.yml.j2"], [])
+
+
+class Ctx:
+    def __init__(self, hosts=("node01", "node02"), hostvars=None):
+        self.groups = {"all": list(hosts)}
+        self._hostvars = hostvars or {}
+        self.host = "k8s1"
+
+    def var(self, name, default=None):
+        return default
+
+    def hostvar(self, host, name, default=None):
+        return (self._hostvars.get(host) or {}).get(name, default)
+
+    def fact(self, host, name):
+        return ((self._hostvars.get(host) or {}).get("ansible_facts") or {}).get(name)
+
+
+def test_checks_name_every_problem_at_once():
+    settings = {"k8s_network_nodes": ["node01", "node99"], "k8s_network_whereabouts_reconciler_schedule": "30 4 * *",
+                "k8s_network_networks": [_ipoib(ipam={"range": "10.56.0.0/33"})]}
+    problems, made = kn.checks(Ctx(), settings)
+    assert made == []
+    assert problems[0] == ("k8s_network_nodes: node99 not in the inventory; accepted: inventory host names (for instance "
+                           "groups['ib_nodes'])")
+    assert problems[1].startswith('k8s_network_whereabouts_reconciler_schedule: "30 4 * *" is not a cron expression')
+    assert "ipam.range '10.56.0.0/33' is not a CIDR" in problems[2]
+
+
+@pytest.mark.parametrize("schedule, ok", [("30 4 * * *", True), ("@daily", True), ("@every 6h", True), (" 0 */6 * * 1-5 ", True),
+                                          ("30 4 * *", False), ("", False), (5, False)])
+def test_the_reconciler_schedule(schedule, ok):
+    assert (kn.schedule_problem({"k8s_network_whereabouts_reconciler_schedule": schedule}) is None) is ok
+    # not checked when whereabouts is not deployed
+    assert kn.schedule_problem({"k8s_network_whereabouts_enabled": "false",
+                                "k8s_network_whereabouts_reconciler_schedule": schedule}) is None
+
+
+def test_checks_return_the_nads_with_the_label_and_the_nodes_state():
+    ctx = Ctx()
+    facts = kn.node_facts(["node01"], ctx.hostvar, ctx.fact)
+    assert facts == {"node01": {"rdma_netns_mode": None, "ipoib_interfaces": None, "sriov_state": None, "infiniband_hca": None}}
+    problems, made = kn.checks(ctx, {"k8s_network_networks": [_ipoib()]}, facts)
+    assert problems == [] and made[0]["metadata"]["labels"] == LABELS
+    ctx = Ctx(hostvars={"node01": {"ipoib_interfaces": [{"netdev": "ib9", "children": []}], "secret": "x"}})
+    facts = kn.node_facts(["node01"], ctx.hostvar, ctx.fact)
+    assert "secret" not in facts["node01"]
+    problems, _made = kn.checks(ctx, {"k8s_network_networks": [_ipoib()]}, facts)
+    assert "master ibp59s0f0 is not an IPoIB interface of node01" in problems[0]
+    # the run's preflight leaves the nodes' published state out
+    assert kn.checks(ctx, {"k8s_network_networks": [_ipoib()]}, None)[0] == []
+
+
+def test_objects_batches_and_definitions():
+    objs = kn.objects(["---\na: 1\n---\n", "b: 2\n---\nc: 3\n"])
+    assert objs == [{"a": 1}, {"b": 2}, {"c": 3}]
+    assert kn.batches(objs) == [objs] and kn.batches(objs, diff=True) == [[o] for o in objs] and kn.batches([]) == []
+    assert kn.definition([{"a": 1}]) == {"a": 1} and kn.definition(objs) == objs
+    assert kn.batch_names([{"metadata": {"name": "x"}}, {"metadata": {"name": "y"}}]) == "x, y"
+
+
+def test_stale_nads_and_crd_users():
+    wanted = kn.nads([_ipoib()])
+    found = [{"metadata": {"namespace": "default", "name": "ib-rail0"}}, {"metadata": {"namespace": "hpc", "name": "ib-rail0"}},
+             {"metadata": {"namespace": "default", "name": "old"}}]
+    assert kn.stale_nads(found, wanted) == found[1:]
+    crd = {"spec": {"group": "whereabouts.cni.cncf.io", "names": {"kind": "IPPool"},
+                    "versions": [{"name": "v1alpha1", "storage": False}, {"name": "v1", "storage": True}]}}
+    assert kn.crd_users_query(crd) == ("whereabouts.cni.cncf.io/v1", "IPPool")
