@@ -17,7 +17,7 @@ import json
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.fabric.infiniband.plugins.filter.ipoib_plan import ipoib_plan
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.ipoib import plan as ipoib_plan
 from ansible_collections.fabric.infiniband.plugins.filter.k8s_network_nads import k8s_network_nads
 from ansible_collections.fabric.infiniband.plugins.filter.opensm_partitions import opensm_partitions
 
