@@ -315,7 +315,7 @@ class ActionModule(ActionBase):
             problems.extend(run_lock_problems(dict((name, self._templar.template(task_vars[name]))
                                                    for name in RUN_LOCK_SETTINGS if name in task_vars)))
         if not problems:
-            # the roles without a step of their own (opensm, ipoib, k8s_network): their cross-field checks, on the controller,
+            # the roles without a step of their own (ipoib, k8s_network): their cross-field checks, on the controller,
             # wherever they are named (the role's first task: checks; the run's preflight: specs)
             problems = controller_checks.run([role for role in controller_checks.ROLES if role in spec_roles or role in check_roles],
                                              task_vars, self._templar)

@@ -55,9 +55,9 @@ options:
       - Also run the own step of each of these roles (by short name; the action C(fabric.infiniband.<role>), see
         M(fabric.infiniband.link_type)) with its option C(preflight=true), that is every check the role makes when it runs, reading the
         node where a check needs it, writing nothing. A role without a step of its own is left to O(specs), except
-        V(opensm), V(ipoib) and V(k8s_network), whose cross-field checks run on the controller (no node is read), named here
-        (the role's first task) or in O(specs) (the run's preflight) - the partitions and P_Keys, C(opensm_port_guids) that
-        belong to another host, IPoIB addresses inside the pod range of a NetworkAttachmentDefinition on the same partition.
+        V(ipoib) and V(k8s_network), whose cross-field checks run on the controller (no node is read), named here
+        (the role's first task) or in O(specs) (the run's preflight) - IPoIB addresses inside the pod range of a
+        NetworkAttachmentDefinition on the same partition.
       - Only after O(specs) found nothing; a refusal names the role and the user's setting.
       - The facts the reads published (C(infiniband_hca)) are returned, so that the roles use this run's reading.
     type: list

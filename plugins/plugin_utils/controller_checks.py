@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""The cross-field checks of the roles that have no step of their own (opensm, ipoib, k8s_network), on the controller.
+"""The cross-field checks of the roles that have no step of their own (ipoib, k8s_network), on the controller.
 
 Each of those roles keeps its tasks; what it must refuse before any change and that its argument specifications cannot
 say (a value valid alone but wrong beside another host's) is a pure function ``check(ctx)`` in
@@ -109,9 +109,6 @@ class Context:
 def checks(role):
     """The check function of ``role``, or None when it has none here."""
     # imported here: each role's checks import what they need (netaddr for ipoib and k8s_network) only when run
-    if role == "opensm":
-        from ansible_collections.fabric.infiniband.plugins.plugin_utils import opensm  # pylint: disable=import-outside-toplevel
-        return opensm.check
     if role == "ipoib":
         from ansible_collections.fabric.infiniband.plugins.plugin_utils import ipoib  # pylint: disable=import-outside-toplevel
         return ipoib.check
@@ -122,8 +119,9 @@ def checks(role):
 
 
 # k8s_network: its step (plugins/action/k8s_network.py) runs its checks, with preflight: true in the run's preflight
+# opensm: its step (plugins/action/opensm.py) runs its checks, with preflight: true in the run's preflight
 # ipoib: its step (plugins/action/ipoib.py) runs its checks, with preflight: true in the run's preflight
-ROLES = ("opensm",)
+ROLES = ()
 
 
 def run(roles, task_vars, templar):

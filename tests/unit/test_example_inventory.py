@@ -176,13 +176,12 @@ def test_networks_pass_the_k8s_network_checks(inventory):
 
 
 def test_partitions_pass_the_opensm_checks(inventory):
-    from ansible_collections.fabric.infiniband.plugins.filter.opensm_partition_hosts import opensm_partition_hosts
+    from ansible_collections.fabric.infiniband.plugins.plugin_utils import opensm
 
     manager, hostvars = inventory
     sm = hostvars["sm01"]
-    groups = manager.get_groups_dict()
-    members = opensm_partition_hosts(sm["opensm_partitions"], groups=groups, hosts=sorted(hostvars),
-                                     default=sm["opensm_default_partition"])
+    groups = dict(manager.get_groups_dict(), all=sorted(hostvars))
+    members = opensm.member_hosts(sm, groups)
     assert set(members) == set(groups["gpu_nodes"]) | set(groups["hpc_nodes"])
 
 

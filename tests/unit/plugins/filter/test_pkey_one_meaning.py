@@ -19,7 +19,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.fabric.infiniband.plugins.plugin_utils.ipoib import plan as ipoib_plan
 from ansible_collections.fabric.infiniband.plugins.filter.k8s_network_nads import k8s_network_nads
-from ansible_collections.fabric.infiniband.plugins.filter.opensm_partitions import opensm_partitions
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import opensm as opensm_step
 
 HCA = {"hcas": [{"pci_address": "0000:3b:00.0", "rdma_device": "mlx5_0", "model": "ConnectX-6",
                  "ports": [{"port": 1, "link_layer": "InfiniBand", "netdev": "ibp59s0f0"}]}]}
@@ -27,8 +27,13 @@ GROUPS = {"all": ["c1"]}
 
 
 def _opensm(pkey):
-    result = opensm_partitions([{"name": "p", "pkey": pkey, "members": ["ALL"]}], groups=GROUPS, hosts=["c1"])
-    return int(result["partitions"][0]["pkey"], 16)
+    # the opensm step's plan (a refusal is the step's failure; the same words as the other readers' errors)
+    settings = {"opensm_priority": 5, "opensm_partitions": [{"name": "p", "pkey": pkey, "members": ["ALL"]}]}
+    try:
+        the_plan = opensm_step.plan(settings, "c1", GROUPS, {"hcas": []}, {}, {}, [])
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+    return int(the_plan["partitions"]["partitions"][0]["pkey"], 16)
 
 
 def _ipoib(pkey):
