@@ -23,9 +23,10 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.plugins.loader import action_loader
+from ansible.template import trust_as_template
 
 from ansible_collections.fabric.infiniband.plugins.action import run_lock
-from ansible_collections.fabric.infiniband.plugins.plugin_utils import controller_checks, node_python, node_state
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import controller_checks, node_python, node_state, run_roles
 
 try:
     _Loader = yaml.CSafeLoader
@@ -242,7 +243,7 @@ def message(unknown):
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("roles", "specs", "checks"))
+    _VALID_ARGS = frozenset(("roles", "specs", "checks", "run"))
 
     def _checks(self, roles, task_vars, result):
         """Run each role's own step (plugins/action/<role>.py) in preflight mode: its checks, reads only. Returns the
@@ -288,9 +289,17 @@ class ActionModule(ActionBase):
             roles = None if args.get("roles") is None else role_names(args["roles"], "roles", options)
             spec_roles = [] if args.get("specs") is None else role_names(args["specs"], "specs", options)
             check_roles = [] if args.get("checks") is None else role_names(args["checks"], "checks", options)
-        except ValueError as exc:
+            run = boolean(args.get("run") or False, strict=True)
+        except (TypeError, ValueError) as exc:
             result.update(failed=True, changed=False, msg="%s. Nothing was checked or changed." % exc)
             return result
+        if run:
+            # the roles the run's plays run on this host (plugin_utils/run_roles.py), in the order they run: their specs and checks
+            here = [role for role in run_roles.run_roles(task_vars.get("inventory_hostname"), task_vars.get("groups") or {},
+                                                         template=lambda text: self._templar.template(trust_as_template(text)))
+                    if role in options]
+            spec_roles = here + [role for role in spec_roles if role not in here]
+            check_roles = here + [role for role in check_roles if role not in here]
         allow = self._templar.template(task_vars.get(ALLOW_VAR)) or []
         if isinstance(allow, str) or not isinstance(allow, (list, tuple)) or not all(isinstance(n, str) for n in allow):
             result.update(failed=True, msg="%s must be a list of variable names, got %r" % (ALLOW_VAR, allow))

@@ -63,6 +63,16 @@ options:
     type: list
     elements: str
     default: []
+  run:
+    description:
+      - Also add to O(specs) and O(checks) every role of this collection that the playbooks of this run (those given to
+        C(ansible-playbook)) run on this host, read as written - C(roles:), C(import_role) and C(include_role) of a role's main
+        entry point, through C(import_playbook) - and matched against each play's C(hosts) (a group made during the run by
+        C(group_by) holds the hosts of the play before it). A role added to a play is checked with no list to keep.
+      - When the playbooks run no role of this collection (the preflight playbook alone), the collection's C(site.yml) stands
+        for the run.
+    type: bool
+    default: false
 attributes:
   action:
     support: full

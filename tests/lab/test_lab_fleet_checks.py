@@ -126,8 +126,7 @@ def test_sriov_renamed_host_keeps_its_vf_guids_unless_allowed(fresh_lab, tmp_pat
     # with consent and every other host seen, through the fact cache a preflight of theirs filled (AWX: use_fact_cache): the
     # new name's GUIDs (node03's reading plans the GUIDs its VFs carry now, which the new ones do not take)
     cache = tmp_path_factory.mktemp("fact_cache")
-    proc = lab.run([lab.BIN / "ansible-playbook", "-i", INVENTORY, lab.REPO / "playbooks" / "preflight.yml", "-e", "preflight_nodes=true",
-                    "--limit", "node01,node02,node03"],
+    proc = lab.run([lab.BIN / "ansible-playbook", "-i", INVENTORY, lab.REPO / "playbooks" / "preflight.yml", "--limit", "node01,node02,node03"],
                    environment=lab.env(ANSIBLE_CACHE_PLUGIN="jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=str(cache)))
     assert proc.returncode == 0, proc.stdout[-3000:]
     rc, out, recap = _play(tmp_path_factory.mktemp("allowed"), "sriov", "gpu-a03", renamed, "-e", "sriov_allow_guid_change=true",
