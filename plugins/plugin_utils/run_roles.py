@@ -13,9 +13,10 @@ list kept by hand. The playbooks are read as YAML, as written (nothing is run or
   collection's ``namespace.name.playbook`` resolved as ansible-playbook resolves it;
 - :func:`plays`: each play's ``hosts`` and the roles it runs (``roles:``, and ``import_role``/``include_role`` tasks with
   the role's main entry point, in blocks too), following ``import_playbook``;
-- :func:`host_in`: whether a host pattern names the host (groups, hosts, ``all``, ``!``, ``&``, wildcards); a group the
-  inventory does not have (one a ``group_by`` makes during the run) may hold the hosts of the play before it, so its roles
-  are checked on them;
+- :func:`host_in`: whether a host pattern names the host (groups, hosts, ``all``, ``!``, ``&``, wildcards); a group an
+  earlier play makes with ``group_by`` may hold the hosts of the play before it, so its roles are checked on them; a
+  group the inventory does not have and no play makes names no host (the group ``opensm`` of an inventory without SM
+  hosts);
 - :func:`roles_for`: the roles for one host.
 
 Only this collection's roles count: ``fabric.infiniband.<role>``, or a bare role name in the collection's own playbooks.
@@ -41,6 +42,7 @@ _IMPORT_PLAYBOOK = ("import_playbook", "ansible.builtin.import_playbook", "ansib
 _ROLE_TASKS = tuple(prefix + action for prefix in ("", "ansible.builtin.", "ansible.legacy.")
                     for action in ("import_role", "include_role"))
 _TASK_LISTS = ("pre_tasks", "tasks", "post_tasks")
+_GROUP_BY = ("group_by", "ansible.builtin.group_by", "ansible.legacy.group_by")
 _BLOCK_LISTS = ("block", "rescue", "always")
 _SPLIT = re.compile(r"[,:]")
 _CACHE = {}
@@ -125,6 +127,21 @@ def _task_roles(tasks, local, known):
     return out
 
 
+def _group_by_keys(tasks):
+    """The groups the tasks make with group_by (a literal key; a templated one is no name to match)."""
+    out = []
+    for task in tasks or ():
+        if not isinstance(task, Mapping):
+            continue
+        for key in _BLOCK_LISTS:
+            out += _group_by_keys(task.get(key))
+        for key in _GROUP_BY:
+            spec = task.get(key)
+            if isinstance(spec, Mapping) and isinstance(spec.get("key"), str) and "{{" not in spec["key"]:
+                out.append(spec["key"])
+    return out
+
+
 def _play_roles(play, local, known):
     out = []
     for entry in play.get("roles") or ():
@@ -138,7 +155,8 @@ def _play_roles(play, local, known):
 
 
 def plays(path, known=None, seen=None):
-    """``[(hosts, [role, ...]), ...]``: the plays of a playbook in their order, imported playbooks included."""
+    """``[(hosts, [role, ...], [group made by group_by, ...]), ...]``: the plays of a playbook in their order, imported
+    playbooks included."""
     known = collection_roles() if known is None else known
     seen = set() if seen is None else seen
     if path in seen:
@@ -158,14 +176,15 @@ def plays(path, known=None, seen=None):
                 if target:
                     out += plays(os.path.realpath(target), known, seen)
             continue
-        out.append((play.get("hosts"), _play_roles(play, local, known)))
+        made = [name for key in _TASK_LISTS for name in _group_by_keys(play.get(key))]
+        out.append((play.get("hosts"), _play_roles(play, local, known), made))
     return out
 
 
-def host_in(pattern, host, groups, made=True):
+def host_in(pattern, host, groups, made=True, run_groups=()):
     """Whether the host pattern names ``host``. ``groups``: the inventory's groups (``groups`` of the task's variables).
-    A name that is neither a group nor a host of the inventory, nor a wildcard, is a group the run makes (``group_by``):
-    it names the host when ``made`` says the host may be in it."""
+    A name in ``run_groups`` and not in the inventory is a group an earlier play makes (``group_by``): it names the host
+    when ``made`` says the host may be in it. Any other name that is neither a group nor a host names none (as in Ansible)."""
     if isinstance(pattern, (list, tuple)):
         terms = [str(term) for term in pattern]
     else:
@@ -176,7 +195,7 @@ def host_in(pattern, host, groups, made=True):
         if not term:
             continue
         kind = term[0] if term[0] in "!&" else ""
-        selected = _select(term.lstrip("!&"), host, hosts, groups, made)
+        selected = _select(term.lstrip("!&"), host, hosts, groups, made if term.lstrip("!&") in run_groups else False)
         if kind == "!":
             exclude |= selected
         elif kind == "&":
@@ -207,7 +226,7 @@ def _select(term, host, hosts, groups, made):
             if fnmatch.fnmatchcase(group, term):
                 names |= set(members or ())
         return names
-    return {host} if made else set()  # a group made during the run (group_by)
+    return {host} if made else set()  # a group made during the run (group_by), or no group at all
 
 
 def roles_for(paths, host, groups, template=None):
@@ -222,16 +241,17 @@ def roles_for(paths, host, groups, template=None):
         found += plays(path, known, seen)
     if not any(entry[1] for entry in found):
         return None
-    out, previous = [], True
-    for hosts, roles in found:
+    out, previous, run_groups = [], True, set()
+    for hosts, roles, made in found:
         if isinstance(hosts, str) and "{{" in hosts:
             try:
                 hosts = template(hosts) if template else "all"
             except Exception:  # pylint: disable=broad-exception-caught
                 hosts = "all"
-        previous = host_in(hosts, host, groups, made=previous)
+        previous = host_in(hosts, host, groups, made=previous, run_groups=run_groups)
         if previous:
             out += [role for role in roles if role not in out]
+        run_groups.update(made)
     return out
 
 

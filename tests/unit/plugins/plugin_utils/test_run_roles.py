@@ -91,12 +91,25 @@ def test_a_playbook_with_no_role_of_the_collection_stands_for_site(tmp_path):
     ("node0*", "gpu1", False),
     ("~gpu\\d", "gpu1", True),
     ("k8s1", "k8s1", True),
-    ("infiniband_reboot_waiting", "node02", True),  # made by group_by during the run: the host may be in it
+    ("infiniband_reboot_waiting", "node02", False),  # neither in the inventory nor made by an earlier play
+    ("no_such_group:ib_nodes", "node02", True),
     (["opensm", "k8s_control"], "k8s1", True),
     (None, "node01", False),
 ])
 def test_host_patterns(pattern, host, expected):
     assert run_roles.host_in(pattern, host, GROUPS) is expected
+
+
+def test_a_group_the_inventory_lacks_names_nobody():
+    """An inventory without the group opensm (the switch runs the SM): opensm is no role of the run on any host."""
+    groups = {"all": ["node01", "node02"], "ib_nodes": ["node01", "node02"]}
+    assert roles("site.yml", "node01", groups) == NODE_ROLES + ["ipoib", "verify"]
+
+
+def test_a_group_made_by_group_by_holds_the_hosts_of_the_play_before_it():
+    assert run_roles.host_in("infiniband_reboot_waiting", "node02", GROUPS, made=True, run_groups={"infiniband_reboot_waiting"})
+    assert not run_roles.host_in("infiniband_reboot_waiting", "node02", GROUPS, made=False,
+                                 run_groups={"infiniband_reboot_waiting"})
 
 
 def test_a_templated_hosts_is_rendered_for_the_host():
