@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 
-from ansible.errors import AnsibleError
 
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import opensm as osm
@@ -38,21 +37,7 @@ class ActionModule(RoleAction):
             if "ansible_facts" in names:
                 out["ansible_facts"] = self._facts
             return out
-        hostvars = self._vars.get("hostvars") or {}
-        if host not in hostvars:
-            return {}
-        try:
-            values = hostvars[host]
-        except AnsibleError:
-            return {}
-        out = {}
-        for name in names:
-            try:
-                if name in values:
-                    out[name] = values[name]
-            except AnsibleError:
-                continue
-        return out
+        return self.hostvalues(host, names)
 
     def _hosts(self, s, members, everyone):
         """What the step needs of the inventory's hosts, in one reading of each: ``{host: {hca, current, vf_guids,

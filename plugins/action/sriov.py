@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 
-from ansible.errors import AnsibleError
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.filter.core import to_nice_json
 
@@ -44,21 +43,7 @@ class ActionModule(RoleAction):
 
     def _values(self, host, names):
         """Some variables of another host (one reading of its hostvars), templated; missing ones left out."""
-        hostvars = self._vars.get("hostvars") or {}
-        if host not in hostvars:
-            return {}
-        try:
-            values = hostvars[host]
-        except AnsibleError:
-            return {}
-        out = {}
-        for name in names:
-            try:
-                if name in values:
-                    out[name] = values[name]
-            except AnsibleError:
-                continue
-        return out
+        return self.hostvalues(host, names)
 
     def _run_settings(self):
         """The GUID settings that this run's extra vars (-e, AWX's extra vars) set: for a host outside the play they are

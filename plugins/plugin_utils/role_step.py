@@ -133,6 +133,25 @@ class RoleAction(ActionBase):
         except AnsibleError:
             return default
 
+    def hostvalues(self, host, names):
+        """Some variables of another host, in one reading of its hostvars (as this host's task sees them); missing or
+        unreadable ones left out."""
+        hostvars = self._vars.get("hostvars") or {}
+        if host not in hostvars:
+            return {}
+        try:
+            values = hostvars[host]
+        except AnsibleError:
+            return {}
+        out = {}
+        for name in names:
+            try:
+                if name in values:
+                    out[name] = values[name]
+            except AnsibleError:
+                continue
+        return out
+
     def fact(self, name, default=None):
         """The node fact ``name`` (without ``ansible_``) as this step sees it: the host's, or what a module of the step
         returned since."""
