@@ -21,6 +21,7 @@ Where the checks and the files are decided: ``plugin_utils/verify.py``.
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleError
@@ -31,6 +32,7 @@ from ansible_collections.fabric.infiniband.plugins.plugin_utils import topology
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import traffic
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import verify
 from ansible_collections.fabric.infiniband.plugins.plugin_utils.role_step import RoleAction
+from ansible_collections.fabric.infiniband.plugins.plugin_utils.role_step import StepFailed
 
 STEP = verify.STEP
 # the diff of a report file is shown up to this size (as ansible.builtin.copy's max_file_size_for_diff)
@@ -39,11 +41,30 @@ DIFF_LIMIT = 104448
 
 class ActionModule(RoleAction):
     ROLE = "verify"
-    OPTIONS = ("preflight", "report")
+    OPTIONS = ("preflight", "report", "traffic_plan")
 
     @property
     def reporting(self):
         return verify.truthy(self._task.args.get("report", False))
+
+    @property
+    def planning(self):
+        return verify.truthy(self._task.args.get("traffic_plan", False))
+
+    def _traffic_plan(self, s):
+        """The traffic runs, their HCAs, TCP ports, batches and thresholds, from every node's read of this run (what the step
+        registered as ``__verify_step``); pairs that cannot run are refused before any traffic. The plan carries a ``stamp``
+        of its own: the results the nodes keep name it, so that a second traffic step in one run reads only its own."""
+        nodes = {}
+        for host in self.var("ansible_play_hosts_all") or []:
+            node = (self.hostvar(host, "__verify_step", {}) or {}).get("node")
+            nodes[host] = (node.get("traffic") if isinstance(node, Mapping) else None) or {}
+        try:
+            plan = traffic.plan(nodes, pairs=s.get("verify_traffic_pairs") or [], port=int(s.get("verify_traffic_port", 18515)))
+        except (TypeError, ValueError) as exc:
+            raise StepFailed("verify_traffic_pairs: %s" % exc) from exc
+        self.refuse(plan["problems"], suffix="No traffic moved.")
+        self.returns(stamp=uuid.uuid4().hex, **plan)
 
     def _topology(self, environment):
         """ibnetdiscover on this host; a failure is reported (the picture says why), not raised."""
@@ -83,12 +104,14 @@ class ActionModule(RoleAction):
     def _traffic_rows(self, s, hosts):
         if not verify.truthy(s.get("verify_traffic", False)) or "__verify_traffic" not in self._vars:
             return None
+        the_plan = self.var("__verify_traffic") or {}
         results = []
         for host in hosts:
-            results.extend(self.hostvar(host, "__verify_traffic_results", []) or [])
+            results.extend(r for r in self.hostvar(host, "__verify_traffic_results", []) or []
+                           if isinstance(r, Mapping) and r.get("plan") == the_plan.get("stamp"))
         why = ("check mode" if self._task.check_mode
                else "verify_traffic_plan_only" if verify.truthy(s.get("verify_traffic_plan_only", False)) else None)
-        return traffic.rows(self.var("__verify_traffic"), results=results, planned_why=why)
+        return traffic.rows(the_plan, results=results, planned_why=why)
 
     def _registered(self, host):
         """The results ``host``'s tasks registered that say failed or unreachable: Ansible keeps a task's registered result
@@ -141,7 +164,11 @@ class ActionModule(RoleAction):
                 self._diff.append(diff)
         self.returns(report=contents[0][1].splitlines(), report_dir=directory, written=written,
                      summary=the_report.get("summary"), ok=the_report.get("ok"))
-        gate = [r.get("error") for r in (self.var("__verify_health_gate") or {}).get("results") or [] if r.get("error")]
+        # only the loop's results are templated: an empty loop's result also carries ansible-core's deprecated
+        # skipped_reason, whose templating prints a deprecation warning
+        registered = self._vars.get("__verify_health_gate")
+        results = self._templar.template(registered.get("results") or []) if isinstance(registered, Mapping) else []
+        gate = [r.get("error") for r in results if isinstance(r, Mapping) and r.get("error")]
         if gate:
             # the health gate refused (a fabric-wide fault suspected) or failed: the run fails, verify_fail or not
             self.returns(failed=True, msg=["health gate: %s" % error for error in gate] + (verify.failure(the_report) or []))
@@ -156,6 +183,9 @@ class ActionModule(RoleAction):
         s = self.settings
         if self.reporting:
             self._report(s)
+            return
+        if self.planning:
+            self._traffic_plan(s)
             return
         hosts = self.var("groups", {}).get("ib_nodes", []) if self.preflight else self.var("ansible_play_hosts_all")
         self.refuse(verify.pair_problems(s, hosts) + traffic.threshold_problems(s)

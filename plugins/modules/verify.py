@@ -50,6 +50,13 @@ options:
         once (C(run_once)).
     type: bool
     default: false
+  traffic_plan:
+    description:
+      - Plan the traffic runs of O(report)'s traffic table (C(verify_traffic)) from what the step without it registered on each
+        host, and fail, naming C(verify_traffic_pairs), when a pair cannot run. Run it once (C(run_once)); the role registers its
+        result as C(__verify_traffic).
+    type: bool
+    default: false
 notes:
   - With O(preflight), only the explicit traffic pairs are checked, against the group C(ib_nodes).
 seealso:
@@ -80,6 +87,19 @@ topology:
   description: The result of M(fabric.infiniband.fabric_topology_info), failed or not.
   returned: on the topology host, without O(report) or O(preflight)
   type: dict
+runs:
+  description: The planned traffic runs (server, client, their HCAs and ports, TCP port, batch, thresholds).
+  returned: with O(traffic_plan)
+  type: list
+  elements: dict
+batches:
+  description: How many batches the runs take (a node serves or connects at most once per batch).
+  returned: with O(traffic_plan)
+  type: int
+stamp:
+  description: The plan's own identifier; the results the nodes keep name it.
+  returned: with O(traffic_plan)
+  type: str
 report:
   description: The report's table, line by line (C(fabric-report.txt)).
   returned: with O(report)

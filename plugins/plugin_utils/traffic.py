@@ -5,8 +5,9 @@
 
 """The verify role's RDMA traffic step, on the controller: the pairs, their batches and thresholds, and the verdicts.
 
-Used by the filters ``verify_traffic_plan`` and ``verify_traffic_rows`` (their documentation says the rules); the
-nodes run perftest through the module ``perftest`` (module_utils/perftest.py parses its output).
+Used by the action ``verify`` (its ``traffic_plan`` step and the report) and the filters ``verify_traffic_plan`` and
+``verify_traffic_rows`` (their documentation says the rules); the nodes run perftest through the module ``perftest``
+(module_utils/perftest.py parses its output).
 """
 
 from __future__ import annotations
