@@ -27,9 +27,11 @@ LOG_DIR="${FABRIC_MOLECULE_LOG_DIR:-}"
 # run of a LAB_FLAKY one; add its line to the summary and mark a failure. Returns its status.
 run_scenario() {
     local s="$1" log="$2" start secs result=passed note=""
-    # into the log, or live (a redirection to /dev/stdout would truncate a log that stdout is)
-    out() { if [ -n "${log}" ]; then "$@" >>"${log}" 2>&1; else "$@"; fi; }
-    [ -z "${log}" ] || : >"${log}"
+    # into the log, or live and into a log of its own (a redirection to /dev/stdout would truncate a log
+    # that stdout is); the failed tasks are taken from it for the end of the output
+    local tee_log="${LOG_DIR}/${s}.live.log"
+    out() { if [ -n "${log}" ]; then "$@" >>"${log}" 2>&1; else "$@" 2>&1 | tee -a "${tee_log}"; fi; }
+    if [ -n "${log}" ]; then : >"${log}"; else : >"${tee_log}"; fi
     start="$(now)"
     if ! out molecule test -s "${s}"; then
         result=failed
@@ -43,7 +45,14 @@ run_scenario() {
         esac
     fi
     secs="$(elapsed "${start}" "$(now)")"
-    [ "${result}" = passed ] || : >"${LOG_DIR}/.failed"
+    if [ "${result}" != passed ]; then
+        : >"${LOG_DIR}/.failed"
+        # CI keeps only the head and the tail of a long output: the failed tasks go to the end too
+        {
+            printf -- '--- %s: the failed tasks ---\n' "${s}"
+            grep -E -A 25 '^(fatal|failed): \[' "${log:-${tee_log}}" | cut -c1-600 | head -n 150 || true
+        } >>"${LOG_DIR}/.failures"
+    fi
     {
         flock 9
         if [ -n "${log}" ]; then
@@ -143,7 +152,7 @@ jobs="${FABRIC_MOLECULE_JOBS:-2}"
 LOG_DIR="${CACHE_DIR}/molecule-logs/${kind}"
 export FABRIC_MOLECULE_LOG_DIR="${LOG_DIR}"
 mkdir -p "${LOG_DIR}"
-rm -f "${LOG_DIR}/.failed" "${LOG_DIR}/.summary"
+rm -f "${LOG_DIR}/.failed" "${LOG_DIR}/.summary" "${LOG_DIR}/.failures"
 header "molecule: ${#ordered[@]} scenario(s), ${jobs} at a time: ${ordered[*]}"
 start="$(now)"
 if [ "${jobs}" -eq 1 ] || [ "${#ordered[@]}" -eq 1 ]; then
@@ -157,6 +166,7 @@ else
 fi
 if [ -e "${LOG_DIR}/.failed" ]; then
     header "molecule: a scenario failed (${jobs} at a time, $(elapsed "${start}" "$(now)") s)"
+    cat "${LOG_DIR}/.failures" 2>/dev/null || true
     cat "${LOG_DIR}/.summary"
     exit 1
 fi
