@@ -580,17 +580,22 @@ def _instance_group_vars():
 
 
 def _fleet_description(source, spec, firmware_from):
-    """A fleet node's description: the demo node's, without switch ports, firmware as converged if given."""
+    """A fleet node's description: the demo node's, without switch ports, firmware (settings and version) as converged
+    if given."""
     with open(os.path.join(NODES_DIR, spec["state"]), encoding="utf-8") as handle:
         description = json.load(handle)
     description["fabric"] = {k: v for k, v in description.get("fabric", {}).items() if k not in ("ports", "ibsim")}
     converged = os.path.join(firmware_from or "", source, "state", "state.json")
     if firmware_from and os.path.exists(converged):
         with open(converged, encoding="utf-8") as handle:
-            applied = {a["pci_address"]: a.get("params", {}) for a in json.load(handle).get("adapters", [])}
+            applied = {a["pci_address"]: a for a in json.load(handle).get("adapters", [])}
         for adapter in description.get("adapters", []):
-            params = applied.get(adapter["pci_address"], {})
-            adapter["params"] = {k: {"current": v["next"], "next": v["next"]} for k, v in params.items()}
+            done = applied.get(adapter["pci_address"], {})
+            adapter["params"] = {k: {"current": v["next"], "next": v["next"]} for k, v in done.get("params", {}).items()}
+            # the firmware the converge burnt, as its reboot activated it (a burnt image still on the flash too)
+            for key in ("firmware_version", "flash"):
+                if key in done:
+                    adapter[key] = done[key]
     return description
 
 
