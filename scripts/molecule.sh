@@ -18,7 +18,10 @@ cd "${REPO_ROOT}"
 # summary says so. opensm: on ibsim, a standby OpenSM restarted during the first converge can stay in
 # DISCOVERING (its MADs go unanswered; shared/reference/test-lab.md notes the same after a master is
 # killed); the role then fails its standby wait. Seen once in six runs on 2026-11-25; the next three passed.
-LAB_FLAKY=(opensm)
+# rdma_netns_vm: failed once in CI (2026-11-28, in its verify, 2319 s beside the container scenarios on 2 cores; the
+# output that would say which task was cut, so the failed tasks are now printed at the end); the same commit passed
+# alone here in 24 min, and the run before in CI. Its second run, if needed, ends within CI's 90 minutes.
+LAB_FLAKY=(opensm rdma_netns_vm)
 
 # Each run's logs, in a directory of its own (the VM scenarios may run beside the container ones).
 LOG_DIR="${FABRIC_MOLECULE_LOG_DIR:-}"
@@ -35,6 +38,13 @@ run_scenario() {
     start="$(now)"
     if ! out molecule test -s "${s}"; then
         result=failed
+        # CI keeps only the head and the tail of a long output: the failed tasks go to the end too (a first run
+        # that failed, before a second one of a LAB_FLAKY scenario, included)
+        {
+            flock 9
+            printf -- '--- %s: the failed tasks ---\n' "${s}"
+            grep -E -A 25 '^(fatal|failed): \[' "${log:-${tee_log}}" | cut -c1-600 | head -n 150 || true
+        } 9>"${LOG_DIR}/.lock" >>"${LOG_DIR}/.failures"
         case " ${LAB_FLAKY[*]} " in
             *" ${s} "*)
                 out header "molecule: test -s ${s} failed; once more (a known flake of the lab, see scripts/molecule.sh)"
@@ -45,14 +55,7 @@ run_scenario() {
         esac
     fi
     secs="$(elapsed "${start}" "$(now)")"
-    if [ "${result}" != passed ]; then
-        : >"${LOG_DIR}/.failed"
-        # CI keeps only the head and the tail of a long output: the failed tasks go to the end too
-        {
-            printf -- '--- %s: the failed tasks ---\n' "${s}"
-            grep -E -A 25 '^(fatal|failed): \[' "${log:-${tee_log}}" | cut -c1-600 | head -n 150 || true
-        } >>"${LOG_DIR}/.failures"
-    fi
+    [ "${result}" = passed ] || : >"${LOG_DIR}/.failed"
     {
         flock 9
         if [ -n "${log}" ]; then
@@ -171,4 +174,5 @@ if [ -e "${LOG_DIR}/.failed" ]; then
     exit 1
 fi
 header "molecule: ${#ordered[@]} scenario(s) passed (${jobs} at a time, $(elapsed "${start}" "$(now)") s)"
+cat "${LOG_DIR}/.failures" 2>/dev/null || true
 cat "${LOG_DIR}/.summary"
