@@ -9,7 +9,8 @@ record (docs: plugins/modules/firmware.py).
 Three uses, one code path:
 
 - ``preflight: true``: the checks alone, from sysfs (hca_info: running version and PSID; no firmware tool) and the
-  images on the controller (their sha256, hashed here);
+  images on the controller (their sha256, hashed here; their PSID and version, read with mstflint or flint where the
+  controller has one, ``firmware_image_query_tool``);
 - no option (the role's first task): the same checks, then ``firmware_info`` on the cards the rules name, the plan
   from what their flash holds, the checks of the images that plan burns; when nothing is to burn, the pending record;
   else it returns the plan (``burns``, ``images``) for the role's staging tasks. It also warns of the rules that name no
@@ -24,10 +25,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import subprocess
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleError
 
+from ansible_collections.fabric.infiniband.plugins.module_utils import flint
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import firmware
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state
 from ansible_collections.fabric.infiniband.plugins.plugin_utils.role_step import RoleAction, StepFailed, mapping
@@ -44,6 +48,10 @@ def _sha256(path):
 class ActionModule(RoleAction):
     ROLE = "firmware"
     OPTIONS = ("preflight", "plan")
+
+    def __init__(self, *args, **kwargs):
+        super(ActionModule, self).__init__(*args, **kwargs)
+        self._read_images = {}
 
     def _digests(self, images, image_dir):
         """The sha256 of each image's file in firmware_image_dir on the controller (None where there is none), found
@@ -70,6 +78,57 @@ class ActionModule(RoleAction):
         images = [image for image in firmware.staged(plan["burns"]) if image["file"] not in checked]
         checked.update(self._digests(images, image_dir))
         self.refuse(firmware.image_file_problems(images, image_dir, checked), suffix=firmware.NOTHING_WRITTEN)
+        self.refuse(firmware.image_identity_problems(images, self._identities(images, image_dir)),
+                    suffix=firmware.NOTHING_WRITTEN)
+
+    def _query_tool(self):
+        """mstflint or flint on the controller (firmware_image_query_tool), or None."""
+        choice = str(self.settings.get("firmware_image_query_tool") or "auto").strip()
+        self.refuse([firmware.query_tool_problem(choice)])
+        if choice == "none":
+            return None
+        if choice != "auto":
+            if not os.access(choice, os.X_OK):
+                raise StepFailed("firmware_image_query_tool: %s is no executable file on the controller" % choice)
+            return choice
+        for name in firmware.QUERY_TOOLS:
+            found = shutil.which(name)
+            if found:
+                return found
+        return None
+
+    def _identities(self, images, image_dir):
+        """What a query of each image file on the controller reads (its PSID and version), before anything is copied to a
+        node; {} without a query tool on the controller (the node's burn module then refuses a mismatch, after the copy)."""
+        if not images:
+            return {}
+        tool = self._query_tool()
+        if not tool:
+            if not self.preflight:
+                self.warn("firmware: %s checked on the node after the copy: no mstflint or flint on the controller to read the "
+                          "image's PSID and version before any change (firmware_image_query_tool)"
+                          % ", ".join("%s[%s] (%s)" % (firmware.IMAGES, i.get("index"), i.get("file")) for i in images))
+            return {}
+        found = {}
+        for image in images:
+            if image["file"] in self._read_images:
+                found[image["file"]] = self._read_images[image["file"]]
+                continue
+            path = self._find_needle("files", os.path.join(image_dir, image["file"]))
+            argv = [tool] + flint.image_query_args(path)
+            try:
+                proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120,
+                                      check=False)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                read = {"error": "%s: %s" % (" ".join(argv), exc)}
+            else:
+                parsed = flint.parse_query(proc.stdout, proc.stderr)
+                error = flint.image_error(proc.returncode, parsed)
+                read = {"error": error} if error else {"psid": parsed["psid"], "flash_version": parsed["flash_version"]}
+            self._ran.append(dict(module=os.path.basename(tool), label="read %s on the controller" % image["file"],
+                                  changed=False, failed=bool(read.get("error"))))
+            found[image["file"]] = self._read_images[image["file"]] = read
+        return found
 
     def _record(self, plan, results):
         """Record what waits for an activation, or remove the entry when nothing does (where the record may hold one)."""

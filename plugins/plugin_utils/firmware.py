@@ -352,6 +352,39 @@ def image_file_problems(images, image_dir, digests):
     return problems
 
 
+QUERY_TOOLS = ("mstflint", "flint")
+
+
+def query_tool_problem(value):
+    """Why ``firmware_image_query_tool`` cannot be used, or None: V(auto), V(none) or an absolute path."""
+    text = str(value if value is not None else "auto").strip()
+    if text in ("auto", "none") or text.startswith("/"):
+        return None
+    return ("firmware_image_query_tool: %r is not auto, none or an absolute path to mstflint or flint on the controller"
+            % (value,))
+
+
+def image_identity_problems(images, found):
+    """Why the files of ``images`` (entries of ``firmware_images`` with their ``index``) are not what their entries say:
+    ``found`` maps each file name to what a query of the file on the controller read (``psid``, ``flash_version``), or to
+    ``{"error": why}``; a file not in ``found`` was not read."""
+    problems = []
+    for image in images or []:
+        read = found.get(image.get("file"))
+        if not read:
+            continue
+        where = "%s[%s] (%s)" % (IMAGES, image.get("index"), image.get("file"))
+        if read.get("error"):
+            problems.append("%s: the controller could not read the image: %s" % (where, read["error"]))
+            continue
+        psid, version = read.get("psid"), read.get("flash_version")
+        if psid and _psid(psid) != _psid(image.get("psid")):
+            problems.append("%s.psid: the entry says %s, the file is built for PSID %s" % (where, image.get("psid"), psid))
+        if version and str(version).strip() != str(image.get("version", "")).strip():
+            problems.append("%s.version: the entry says %s, the file holds %s" % (where, image.get("version"), version))
+    return problems
+
+
 def burn_args(burn, cache_dir=CACHE_DIR, tool="auto", allow_psid_change=False):
     """The options of firmware_burn for one entry of a plan's ``burns``, its image in ``firmware_cache_dir``."""
     image = burn["image"]
