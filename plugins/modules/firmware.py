@@ -14,11 +14,13 @@ short_description: The firmware role's step, checks, firmware query, plan, burns
 version_added: 0.3.0
 description:
   - The step of the role P(fabric.infiniband.firmware#role), which reads its settings (C(firmware_versions), C(firmware_images),
-    C(firmware_image_dir), C(firmware_image_url), C(firmware_cache_dir), C(firmware_tool), C(firmware_allow_psid_change)) from the
-    task's variables.
+    C(firmware_image_dir), C(firmware_image_url), C(firmware_cache_dir), C(firmware_tool), C(firmware_image_query_tool),
+    C(firmware_allow_psid_change)) from the task's variables.
   - Checks the rules and the image entries, where the images are, and the images the cards need (from the running version and PSID
     in the fact C(infiniband_hca), read with M(fabric.infiniband.hca_info) when this run has no current reading) against their
-    sha256 in C(firmware_image_dir) on the controller. Refuses, naming the variable, before anything is written.
+    sha256 in C(firmware_image_dir) on the controller, and, where the controller has C(mstflint) or C(flint)
+    (C(firmware_image_query_tool)), against the PSID and version each file holds. Refuses, naming the variable, before anything
+    is written.
   - Then reads the cards the rules name with M(fabric.infiniband.firmware_info), one query per card, and plans from what their
     flash holds. When no card needs a burn, records what waits for an activation with M(fabric.infiniband.pending_action) (entry
     C(firmware)), or removes the entry; else returns the plan (RV(burns), RV(images)) for the role's tasks that put the images on
