@@ -26,7 +26,7 @@ from ansible.plugins.loader import action_loader
 from ansible.template import trust_as_template
 
 from ansible_collections.fabric.infiniband.plugins.action import run_lock
-from ansible_collections.fabric.infiniband.plugins.plugin_utils import controller_checks, node_python, node_state, run_roles
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_python, node_state, run_roles
 
 try:
     _Loader = yaml.CSafeLoader
@@ -324,14 +324,8 @@ class ActionModule(ActionBase):
             problems.extend(run_lock_problems(dict((name, self._templar.template(task_vars[name]))
                                                    for name in RUN_LOCK_SETTINGS if name in task_vars)))
         if not problems:
-            # the roles without a step of their own (ipoib, k8s_network): their cross-field checks, on the controller,
-            # wherever they are named (the role's first task: checks; the run's preflight: specs)
-            problems = controller_checks.run([role for role in controller_checks.ROLES if role in spec_roles or role in check_roles],
-                                             task_vars, self._templar)
-        if not problems:
             # a role whose values its specs refuse is not planned from them
-            problems = self._checks([role for role in check_roles if role not in controller_checks.ROLES
-                                     and (role in spec_roles or not spec_roles)], task_vars, result)
+            problems = self._checks([role for role in check_roles if role in spec_roles or not spec_roles], task_vars, result)
         result["problems"] = problems
         if problems:
             result.update(failed=True, msg="Refused before any change on any node: %s" % "; ".join(problems))

@@ -3,15 +3,12 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""The cross-field checks of the roles that have no step of their own (ipoib, k8s_network), on the controller.
+"""What a role's cross-field checks on the controller see of the run: :class:`Context`.
 
-Each of those roles keeps its tasks; what it must refuse before any change and that its argument specifications cannot
-say (a value valid alone but wrong beside another host's) is a pure function ``check(ctx)`` in
-``plugin_utils/<role>.py``, which returns sentences naming the user's variables. Two callers, one code path:
-
-- the role's first task, ``fabric.infiniband.preflight_vars`` with ``checks: [<role>]``;
-- the run's preflight (playbooks/preflight.yml), which names the role in ``specs``: its checks run there too, on every
-  host of the run, before any change on any node.
+The ipoib and k8s_network checks (``check(ctx)`` in ``plugin_utils/<role>.py``: values valid alone but wrong beside another
+host's, sentences naming the user's variables) take one; their steps (plugins/action/<role>.py) build it, in the role's
+task and, with ``preflight: true``, in the run's preflight. Every role's checks now run in its step: there is no list of
+roles here any more.
 
 :class:`Context` is what a check sees: the host's settings (the task's variables, else the role's defaults), the other
 hosts' variables and facts (hostvars: the inventory, this run's facts, Ansible's fact cache), and the run's identity.
@@ -31,7 +28,6 @@ from ansible.template import trust_as_template
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state
 
 ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
-NOTHING_CHANGED = "Nothing was changed."
 _DEFAULTS = {}
 
 
@@ -104,35 +100,3 @@ class Context:
     def current(self, fact):
         """Whether a node fact was read in this run (node_state)."""
         return node_state.is_current(fact, run=self.run_id)
-
-
-def checks(role):
-    """The check function of ``role``, or None when it has none here."""
-    # imported here: each role's checks import what they need (netaddr for ipoib and k8s_network) only when run
-    if role == "ipoib":
-        from ansible_collections.fabric.infiniband.plugins.plugin_utils import ipoib  # pylint: disable=import-outside-toplevel
-        return ipoib.check
-    if role == "k8s_network":
-        from ansible_collections.fabric.infiniband.plugins.plugin_utils import k8s_network  # pylint: disable=import-outside-toplevel
-        return k8s_network.check
-    return None
-
-
-# k8s_network: its step (plugins/action/k8s_network.py) runs its checks, with preflight: true in the run's preflight
-# opensm: its step (plugins/action/opensm.py) runs its checks, with preflight: true in the run's preflight
-# ipoib: its step (plugins/action/ipoib.py) runs its checks, with preflight: true in the run's preflight
-ROLES = ()
-
-
-def run(roles, task_vars, templar):
-    """``["<role>: <problems> Nothing was changed."]`` for each role of ``roles`` with controller checks that refuse."""
-    out = []
-    run_id = node_state.run_id()
-    for role in roles:
-        check = checks(role) if role in ROLES else None
-        if check is None:
-            continue
-        problems = [p for p in check(Context(role, task_vars, templar, run_id)) if p]
-        if problems:
-            out.append("%s: %s %s" % (role, " ".join(("%s" % p).rstrip(".") + "." for p in problems), NOTHING_CHANGED))
-    return out

@@ -11,7 +11,6 @@ import pytest
 import yaml
 
 from ansible_collections.fabric.infiniband.plugins.action import preflight_vars as p
-from ansible_collections.fabric.infiniband.plugins.plugin_utils import controller_checks
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..")
 OPTIONS = p.role_options()
@@ -136,9 +135,7 @@ def test_every_role_runs_the_check_first():
         if "fabric.infiniband.%s" % role in first:
             assert os.path.isfile(os.path.join(ROOT, "plugins", "action", role + ".py")), role
             continue
-        # the roles without a step run their controller checks there too (plugin_utils/controller_checks.py)
-        wanted = {"roles": [role], "checks": [role]} if role in controller_checks.ROLES else {"roles": [role]}
-        assert first["fabric.infiniband.preflight_vars"] == wanted, role
+        assert first["fabric.infiniband.preflight_vars"] == {"roles": [role]}, role
         assert first["tags"] == ["always"], role
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.fabric.infiniband.plugins.plugin_utils import controller_checks
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import controller_checks, ipoib, k8s_network
+
+CHECKS = {"ipoib": ipoib.check, "k8s_network": k8s_network.check}
 
 RUN = "ctl:1:0"
 SM1_PORT, SM2_PORT, NODE_PORT = "0x0c42a10300aa0010", "0x0c42a10300bb0010", "0x0c42a10300cc0010"
@@ -32,7 +34,7 @@ def context(role, host, own=None, hostvars=None, facts=None):
 
 def run(role, host, **kwargs):
     ctx = context(role, host, **kwargs)
-    return controller_checks.checks(role)(ctx)
+    return CHECKS[role](ctx)
 
 
 # ------------------------------------------------------------------ ipoib and k8s_network: addresses in the pods' range

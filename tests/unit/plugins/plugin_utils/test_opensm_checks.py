@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.fabric.infiniband.plugins.plugin_utils import controller_checks
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import opensm
 
 RUN = "ctl:1:0"
@@ -22,14 +21,6 @@ def hca(guid, run=RUN):
 
 
 GROUPS = {"all": ["sm1", "sm2", "node01", "k8s1"], "opensm": ["sm1", "sm2"], "ib_nodes": ["node01"], "k8s_control": ["k8s1"]}
-
-
-def test_opensm_has_no_controller_check_any_more():
-    """Its step runs its checks: the run's preflight names opensm in checks (playbooks/preflight.yml)."""
-    assert "opensm" not in controller_checks.ROLES and controller_checks.checks("opensm") is None
-    ctx_vars = dict(inventory_hostname="sm1", groups=GROUPS, hostvars={},
-                    opensm_partitions=[{"name": "storage", "pkey": 8001, "members": ["ALL"]}])
-    assert controller_checks.run(["opensm"], ctx_vars, None) == []
 
 
 # ------------------------------------------------------------------ port GUIDs of another host
