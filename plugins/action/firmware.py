@@ -70,7 +70,8 @@ class ActionModule(RoleAction):
         are missing or whose sha256 differs (each file hashed once per step)."""
         image_dir, image_url = s.get("firmware_image_dir") or "", s.get("firmware_image_url") or ""
         self.refuse(plan["problems"] + [firmware.source_problem(plan["burns"], image_dir, image_url)]
-                    + firmware.settings_problems(image_url, s.get("firmware_cache_dir", firmware.CACHE_DIR)),
+                    + firmware.settings_problems(image_url, s.get("firmware_cache_dir", firmware.CACHE_DIR),
+                                                 s.get("firmware_image_query_tool", "auto")),
                     suffix=firmware.NOTHING_WRITTEN)
         if image_url:
             # the mirror's files are checked where the nodes download them (get_url, against their sha256)
@@ -82,9 +83,9 @@ class ActionModule(RoleAction):
                     suffix=firmware.NOTHING_WRITTEN)
 
     def _query_tool(self):
-        """mstflint or flint on the controller (firmware_image_query_tool), or None."""
+        """mstflint or flint on the controller (firmware_image_query_tool, its value checked with the other settings), or
+        None."""
         choice = str(self.settings.get("firmware_image_query_tool") or "auto").strip()
-        self.refuse([firmware.query_tool_problem(choice)])
         if choice == "none":
             return None
         if choice != "auto":
@@ -124,7 +125,7 @@ class ActionModule(RoleAction):
             else:
                 parsed = flint.parse_query(proc.stdout, proc.stderr)
                 error = flint.image_error(proc.returncode, parsed)
-                read = {"error": error} if error else {"psid": parsed["psid"], "flash_version": parsed["flash_version"]}
+                read = {"error": error} if error else parsed
             self._ran.append(dict(module=os.path.basename(tool), label="read %s on the controller" % image["file"],
                                   changed=False, failed=bool(read.get("error"))))
             found[image["file"]] = self._read_images[image["file"]] = read

@@ -251,6 +251,16 @@ def image_error(rc, parsed):
     return None
 
 
+def image_mismatches(parsed, version=None, psid=None):
+    """``[(what, wanted, found)]`` for the image's ``version`` and ``psid`` (what an entry says it holds) that differ from
+    what its query read (``parse_query``); a value not given is not compared. Case and blanks do not count."""
+    out = []
+    for what, wanted, found in (("version", version, parsed.get("flash_version")), ("psid", psid, parsed.get("psid"))):
+        if wanted and str(wanted).strip().upper() != str(found).strip().upper():
+            out.append((what, wanted, found))
+    return out
+
+
 def parse_burn(stdout, stderr=""):
     """A burn's output -> ``{current_version, new_version, errors, warnings, infos, done, activation,
     activation_message, skipped}``.

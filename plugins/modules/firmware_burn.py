@@ -252,10 +252,9 @@ class FirmwareBurn(ToolModule):
         said = flint.image_error(res.rc, img)
         if said:
             self.fail("image: %s cannot read %s as a firmware image (%s)" % (self.result["tool"], self.image, said), res)
-        for option, wanted, found in (("image_version", version, img["flash_version"]), ("image_psid", psid, img["psid"])):
-            if wanted and str(wanted).strip().upper() != str(found).strip().upper():
-                self.fail("image: %s holds %s %s, but image_%s says %s: not burnt; check the file and the entry that names it" % (
-                    self.image, option[len("image_"):], found, option[len("image_"):], wanted))
+        for what, wanted, found in flint.image_mismatches(img, version=version, psid=psid):
+            self.fail("image: %s holds %s %s, but image_%s says %s: not burnt; check the file and the entry that names it" % (
+                self.image, what, found, what, wanted))
         return img
 
     def burn(self):

@@ -308,9 +308,22 @@ STUCK_MSG = ("The flash holds the new firmware, but the card did not load it. An
 _URL = re.compile(r"^https?://[^/]")
 
 
-def settings_problems(image_url="", cache_dir=CACHE_DIR):
-    """Why ``firmware_image_url`` or ``firmware_cache_dir`` cannot be used: sentences naming the variable."""
-    problems = []
+QUERY_TOOLS = ("mstflint", "flint")
+
+
+def query_tool_problem(value):
+    """Why ``firmware_image_query_tool`` cannot be used, or None: V(auto), V(none) or an absolute path."""
+    text = str(value if value is not None else "auto").strip()
+    if text in ("auto", "none") or text.startswith("/"):
+        return None
+    return ("firmware_image_query_tool: %r is not auto, none or an absolute path to mstflint or flint on the controller"
+            % (value,))
+
+
+def settings_problems(image_url="", cache_dir=CACHE_DIR, query_tool="auto"):
+    """Why ``firmware_image_url``, ``firmware_cache_dir`` or ``firmware_image_query_tool`` cannot be used: sentences naming
+    the variable."""
+    problems = [query_tool_problem(query_tool)] if query_tool_problem(query_tool) else []
     if image_url and not _URL.match(str(image_url)):
         problems.append("firmware_image_url %s is not an http:// or https:// URL: give the base URL of an HTTP(S) mirror, for "
                         "example https://mirror.example.internal/mellanox/firmware" % image_url)
@@ -352,22 +365,11 @@ def image_file_problems(images, image_dir, digests):
     return problems
 
 
-QUERY_TOOLS = ("mstflint", "flint")
-
-
-def query_tool_problem(value):
-    """Why ``firmware_image_query_tool`` cannot be used, or None: V(auto), V(none) or an absolute path."""
-    text = str(value if value is not None else "auto").strip()
-    if text in ("auto", "none") or text.startswith("/"):
-        return None
-    return ("firmware_image_query_tool: %r is not auto, none or an absolute path to mstflint or flint on the controller"
-            % (value,))
-
-
 def image_identity_problems(images, found):
     """Why the files of ``images`` (entries of ``firmware_images`` with their ``index``) are not what their entries say:
-    ``found`` maps each file name to what a query of the file on the controller read (``psid``, ``flash_version``), or to
-    ``{"error": why}``; a file not in ``found`` was not read."""
+    ``found`` maps each file name to what a query of the file on the controller read (module_utils/flint.py's
+    ``parse_query``), or to ``{"error": why}``; a file not in ``found`` was not read. The comparison is the burn module's
+    (``flint.image_mismatches``)."""
     problems = []
     for image in images or []:
         read = found.get(image.get("file"))
@@ -377,11 +379,9 @@ def image_identity_problems(images, found):
         if read.get("error"):
             problems.append("%s: the controller could not read the image: %s" % (where, read["error"]))
             continue
-        psid, version = read.get("psid"), read.get("flash_version")
-        if psid and _psid(psid) != _psid(image.get("psid")):
-            problems.append("%s.psid: the entry says %s, the file is built for PSID %s" % (where, image.get("psid"), psid))
-        if version and str(version).strip() != str(image.get("version", "")).strip():
-            problems.append("%s.version: the entry says %s, the file holds %s" % (where, image.get("version"), version))
+        for what, wanted, held in flint.image_mismatches(read, version=image.get("version"), psid=image.get("psid")):
+            problems.append("%s.%s: the entry says %s, the file %s %s" % (
+                where, what, wanted, "is built for PSID" if what == "psid" else "holds", held))
     return problems
 
 

@@ -66,7 +66,7 @@ def test_version_and_unreadable_image(tmp_path):
 
 def test_the_image_as_its_entry_says_passes(tmp_path):
     found = step(tmp_path, tool(tmp_path))._identities([IMAGE], str(tmp_path))
-    assert found == {"fw.bin": {"psid": "MT_0000000223", "flash_version": "20.40.1000"}}
+    assert (found["fw.bin"]["psid"], found["fw.bin"]["flash_version"]) == ("MT_0000000223", "20.40.1000")
     assert firmware.image_identity_problems([IMAGE], found) == []
 
 
@@ -80,9 +80,12 @@ def test_without_a_tool_the_node_checks_and_the_step_warns(tmp_path, monkeypatch
 
 
 @pytest.mark.parametrize("value", ["mstflint", "yes", "./mstflint"])
-def test_a_setting_that_is_no_tool_is_refused(tmp_path, value):
-    with pytest.raises(StepFailed, match="firmware_image_query_tool"):
-        step(tmp_path, value)._identities([IMAGE], str(tmp_path))
+def test_a_setting_that_is_no_tool_is_refused(value):
+    # with the other settings, on every run (no image needs to be burnt for it)
+    problems = firmware.settings_problems("", firmware.CACHE_DIR, value)
+    assert len(problems) == 1 and "firmware_image_query_tool" in problems[0] and "auto, none or an absolute path" in problems[0]
+    assert firmware.settings_problems("", firmware.CACHE_DIR, "none") == []
+    assert firmware.settings_problems("", firmware.CACHE_DIR, "/usr/bin/mstflint") == []
 
 
 def test_a_path_that_is_not_executable_is_refused(tmp_path):
