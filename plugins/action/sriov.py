@@ -133,8 +133,9 @@ class ActionModule(RoleAction):
         self.returns(plan=plan)
         # Before anything is written: a VF that shows a GUID other than the plan's (read on the node, in this run's
         # infiniband_hca) would be unbound and bound again with the new one; this host's GUIDs against every other host
-        # of the inventory. A GUID used twice is refused whatever consent is given; a GUID change needs the consent and a
-        # fleet that can be seen whole.
+        # of the inventory. A host id of the scheme shared by two hosts (or a listed GUID inside another host's scheme) and
+        # a GUID used twice are refused whatever consent is given; a GUID change needs the consent and a fleet that can be
+        # seen whole.
         changes = []
         if pfs:
             changes = sriov.guid_changes(plan, hca, host_name=self.host, pfs=pfs, guid_prefix=s.get("sriov_guid_prefix", "0x02fa"),
@@ -142,6 +143,9 @@ class ActionModule(RoleAction):
         if plan["guids"]:
             view = self._fleet()
             self.returns(fleet_unseen=sorted(view["unseen"]))
+            clash = sriov.space_collisions(self.host, plan, pfs, s, view["space"])
+            if clash:
+                raise StepFailed(sriov.space_message(self.host, clash))
             planned = dict(view["planned"], **{self.host: plan["guids"]})
             dupes = sriov.duplicate_guids(planned, known=view["known"], hca=dict(view["hca"], **{self.host: hca}), host=self.host)
             if dupes:

@@ -12,8 +12,12 @@
   ``sriov_allow_guid_change``), and where the old and new GUIDs come from.
 - :func:`fleet`: what the fleet check knows of the other hosts of the inventory, also those outside the play (--limit,
   a job slice): their VF GUIDs planned from their settings (with a reading of their adapters where one is needed and
-  known, this run's or a fact cache's), what they published, and the hosts whose VF GUIDs cannot be known from this run
-  (:func:`inventory_guids`, :func:`their_guids`).
+  known, this run's or a fact cache's), what they published, where their GUIDs fall by their settings (their scheme
+  space and listed GUIDs), and the hosts whose VF GUIDs cannot be known from this run (:func:`inventory_guids`,
+  :func:`their_guids`, :func:`their_space`).
+- :func:`space_collisions`: where this host's VF GUIDs and another host's meet by the scheme's space, known from the
+  settings alone (also of a host whose adapters were not read): one prefix and host id taken by two hosts, a listed GUID
+  inside another host's scheme space; refused whatever consent is given (:func:`space_message`).
 - :func:`duplicate_guids`: VF GUIDs used more than once on the fabric (this run's plans, what other hosts published,
   physical port GUIDs); refused whatever consent is given.
 - :func:`firmware_status`: the mlxconfig results of the plan's cards: which wait for a reboot or a power cycle.
@@ -275,39 +279,117 @@ def _pf_guids(hca):
     return guids
 
 
-def inventory_guids(pfs, host_name, guid_mode="scheme", guid_prefix="0x02fa", host_id=None):
-    """The VF GUIDs that a host's settings fix without a reading of its adapters (another host of the inventory, for the
-    fleet check): a list, or None when a PF of it takes the scheme's GUIDs (its PF index is its position among the host's
-    PFs, and a PF on Ethernet has none: both need the reading). Settings that its own plan refuses give [] (its own run
-    refuses them, so it takes no GUID)."""
+def _settings_guids(pfs, guid_mode="scheme", guid_prefix="0x02fa", host_id=None):
+    """What a host's settings alone say of its VF GUIDs: (the GUIDs its guids lists fix, each to its setting
+    ``sriov_pfs[<n>].guids[<m>]``; whether a PF with VFs takes the scheme's), or None for settings its own plan refuses."""
     if not isinstance(pfs, list) or guid_mode not in ("scheme", "none"):
-        return []
+        return None
     try:
         if guid_mode == "scheme":
             sriov.parse_prefix(guid_prefix, "sriov_guid_prefix")
             if host_id is not None:
                 _check_int(host_id, "sriov_guid_host_id", 0, 0xFFFFFFFF)
     except (guid.GuidError, AnsibleFilterError):
-        return []
-    guids, scheme = [], False
+        return None
+    listed, scheme = {}, False
     for pos, item in enumerate(pfs):
         where = "sriov_pfs[%d]" % pos
         if not isinstance(item, dict) or set(item) - set(PF_KEYS) or "pf" not in item or "num_vfs" not in item:
-            return []
+            return None
         try:
             num = _check_int(item["num_vfs"], where + ".num_vfs", 0, MAX_VFS)
             given = item.get("guids")
             if num and given is not None:
                 if not isinstance(given, list) or len(given) < num:
-                    return []
-                guids.extend([guid.require(value, "%s.guids[%d]" % (where, vf)) for vf, value in enumerate(given)][:num])
+                    return None
+                # every GUID listed is checked, as the plan does; the first num_vfs are taken
+                checked = [guid.require(value, "%s.guids[%d]" % (where, vf)) for vf, value in enumerate(given)]
+                for vf, value in enumerate(checked[:num]):
+                    if value in listed:
+                        return None
+                    listed[value] = "%s.guids[%d]" % (where, vf)
             elif num and guid_mode == "scheme":
                 scheme = True
         except (guid.GuidError, AnsibleFilterError):
-            return []
-    if len(set(guids)) < len(guids):
+            return None
+    return listed, scheme
+
+
+def inventory_guids(pfs, host_name, guid_mode="scheme", guid_prefix="0x02fa", host_id=None):
+    """The VF GUIDs that a host's settings fix without a reading of its adapters (another host of the inventory, for the
+    fleet check): a list, or None when a PF of it takes the scheme's GUIDs (its PF index is its position among the host's
+    PFs, and a PF on Ethernet has none: both need the reading). Settings that its own plan refuses give [] (its own run
+    refuses them, so it takes no GUID)."""
+    found = _settings_guids(pfs, guid_mode=guid_mode, guid_prefix=guid_prefix, host_id=host_id)
+    if found is None:
         return []
-    return None if scheme else guids
+    listed, scheme = found
+    return None if scheme else list(listed)
+
+
+def _space(host_name, s, listed, scheme):
+    """Where a host's VF GUIDs fall: ``listed`` (GUID to its setting), and with ``scheme`` (a PF takes the scheme's
+    GUIDs) the scheme's space of the host, ``prefix`` and ``host_id``, and ``source``: the setting that gave the host id.
+    None when the host takes no VF GUID."""
+    if not listed and not scheme:
+        return None
+    out = {"listed": listed, "scheme": bool(scheme), "prefix": None, "host_id": None, "source": None}
+    if scheme:
+        try:
+            out["prefix"] = sriov.parse_prefix(s["sriov_guid_prefix"], "sriov_guid_prefix")
+            if s["sriov_guid_host_id"] is None:
+                out["host_id"] = sriov.host_id(host_name)
+                out["source"] = "derived from the inventory name %s" % host_name
+            else:
+                number = _check_int(s["sriov_guid_host_id"], "sriov_guid_host_id", 0, 0xFFFFFFFF)
+                out["host_id"], out["source"] = number, "sriov_guid_host_id: %d of host %s" % (number, host_name)
+        except (guid.GuidError, AnsibleFilterError):
+            return None  # its own plan refuses them
+    return out
+
+
+def _plan_space(host_name, the_plan, pfs, s):
+    """The space (:func:`_space`) of a host's plan: a PF with a guids list fixes those, any other PF with VFs takes the
+    scheme's."""
+    pfs = pfs if isinstance(pfs, list) else []
+    listed, scheme = {}, False
+    for pos, pf in enumerate((the_plan or {}).get("pfs") or []):
+        if pos < len(pfs) and isinstance(pfs[pos], dict) and pfs[pos].get("guids") is not None:
+            listed.update((str(vf["guid"]).lower(), "sriov_pfs[%d].guids[%d]" % (pos, vf["index"])) for vf in pf.get("vfs") or [])
+        elif pf.get("vfs"):
+            scheme = True
+    return _space(host_name, s, listed, scheme and s["sriov_guid_mode"] == "scheme")
+
+
+def _merged(settings):
+    s = dict(GUID_SETTINGS)
+    s.update((k, v) for k, v in (settings or {}).items() if k in GUID_SETTINGS and v is not None)
+    return s
+
+
+def _their(host_name, settings, hca=None, current=False, from_run=()):
+    """(:func:`their_guids`, the host's space (:func:`_space`) as far as its own settings tell it, or None)."""
+    s = _merged(settings)
+    from_run = set(from_run or ())
+    if "sriov_pfs" in from_run:
+        return None, None
+    if from_run:
+        # its own mode, prefix and host id are unknown: only the GUIDs of guids lists count
+        return inventory_guids(s["sriov_pfs"], host_name), None
+    if isinstance(hca, dict) and "hcas" in hca:
+        try:
+            planned = plan(hca, s["sriov_pfs"], host_name, guid_mode=s["sriov_guid_mode"], guid_prefix=s["sriov_guid_prefix"],
+                           host_id=s["sriov_guid_host_id"])
+            return planned["guids"], _plan_space(host_name, planned, s["sriov_pfs"], s)
+        except (AnsibleError, ValueError, TypeError, KeyError, AttributeError):
+            if current:
+                return [], None
+    found = _settings_guids(s["sriov_pfs"], guid_mode=s["sriov_guid_mode"], guid_prefix=s["sriov_guid_prefix"],
+                            host_id=s["sriov_guid_host_id"])
+    if found is None:
+        return [], None
+    listed, scheme = found
+    return (None if scheme else list(listed)), _space(host_name, s, listed, scheme)
 
 
 def their_guids(host_name, settings, hca=None, current=False, from_run=()):
@@ -318,23 +400,16 @@ def their_guids(host_name, settings, hca=None, current=False, from_run=()):
     cache, still gives the PFs' order); ``from_run``: the names of those settings that this run's extra vars (-e) set,
     which are not the host's own when it is outside the play. A plan that its settings make fail gives [] when the
     reading is current (its own run refuses them); with an older reading, the GUIDs its settings fix without one."""
-    s = dict(GUID_SETTINGS)
-    s.update((k, v) for k, v in (settings or {}).items() if k in GUID_SETTINGS and v is not None)
-    from_run = set(from_run or ())
-    if "sriov_pfs" in from_run:
-        return None
-    if from_run:
-        # its own mode, prefix and host id are unknown: only the GUIDs of guids lists count
-        return inventory_guids(s["sriov_pfs"], host_name)
-    if isinstance(hca, dict) and "hcas" in hca:
-        try:
-            return plan(hca, s["sriov_pfs"], host_name, guid_mode=s["sriov_guid_mode"], guid_prefix=s["sriov_guid_prefix"],
-                        host_id=s["sriov_guid_host_id"])["guids"]
-        except (AnsibleError, ValueError, TypeError, KeyError, AttributeError):
-            if current:
-                return []
-    return inventory_guids(s["sriov_pfs"], host_name, guid_mode=s["sriov_guid_mode"], guid_prefix=s["sriov_guid_prefix"],
-                           host_id=s["sriov_guid_host_id"])
+    return _their(host_name, settings, hca=hca, current=current, from_run=from_run)[0]
+
+
+def their_space(host_name, settings, hca=None, current=False, from_run=()):
+    """Where another host's VF GUIDs fall, known from its settings also when its GUIDs cannot be planned (no reading of
+    its adapters): the GUIDs of its guids lists (``listed``: GUID to ``sriov_pfs[<n>].guids[<m>]``), and when a PF of it
+    takes the scheme's GUIDs (``scheme``), its ``prefix`` and ``host_id`` and the ``source`` of that host id. None when
+    it takes no VF GUID, its settings are refused by its own plan, or they come from this run's extra vars
+    (``from_run``, see :func:`their_guids`)."""
+    return _their(host_name, settings, hca=hca, current=current, from_run=from_run)[1]
 
 
 def fleet(others, play=(), preflight=False):
@@ -343,11 +418,13 @@ def fleet(others, play=(), preflight=False):
     ``others``: host name to a dict with ``settings``, ``hca``, ``current``, ``from_run`` (see :func:`their_guids`) and
     ``published`` (its fact sriov_vf_guids: this run, an earlier play, or a fact cache; None when it has none); ``play``:
     the hosts whose own step runs in this play. Returns ``planned`` (host to the VF GUIDs of its plan), ``known`` (host to
-    what it published: the GUIDs its VFs may carry now), ``hca`` (host to its reading, for the physical GUIDs) and
-    ``unseen`` (host to why its VF GUIDs cannot be known in this run). In the preflight (``preflight``), a host of the
-    play that cannot be planned yet is left to the role's step after it, when the preflight has read every host of the
-    play."""
-    view = {"planned": {}, "known": {}, "hca": {}, "unseen": {}}
+    what it published: the GUIDs its VFs may carry now), ``hca`` (host to its reading, for the physical GUIDs), ``space``
+    (host to where its VF GUIDs fall, from its settings: :func:`their_space`, for :func:`space_collisions`) and
+    ``unseen`` (host to why its VF GUIDs cannot be known in this run). A host whose scheme GUIDs cannot be planned
+    without a reading of its adapters (a host of the play that this run has not read yet, or one outside it with no fact
+    cache) is checked by its space: it is not unseen. In the preflight (``preflight``), a host of the play that is known
+    neither way is left to the role's step after it, when the preflight has read every host of the play."""
+    view = {"planned": {}, "known": {}, "hca": {}, "space": {}, "unseen": {}}
     play = set(play or ())
     for name in sorted(others or {}):
         info = others[name] or {}
@@ -356,9 +433,14 @@ def fleet(others, play=(), preflight=False):
             view["hca"][name] = hca
         if isinstance(published, list):
             view["known"][name] = published
-        guids = their_guids(name, info.get("settings"), hca=hca, current=bool(info.get("current")), from_run=info.get("from_run"))
+        guids, space = _their(name, info.get("settings"), hca=hca, current=bool(info.get("current")),
+                              from_run=info.get("from_run"))
+        if space is not None:
+            view["space"][name] = space
         if guids is not None:
             view["planned"][name] = guids
+        elif space is not None:
+            continue  # checked by its space
         elif isinstance(published, list) or (name in play and preflight):
             continue
         elif name in play:
@@ -418,6 +500,67 @@ def duplicate_message(dupes, sources=None):
             "can collide), or fix the guids lists in sriov_pfs. sriov_allow_guid_change does not allow this: two VFs with "
             "one GUID break both. Nothing was changed."
             % ("; ".join(dupes), (" This host's: %s." % "; ".join(ours)) if ours else ""))
+
+
+def _in_space(value, space):
+    number = _number(value)
+    return (number is not None and space["scheme"] and number >> 48 == space["prefix"]
+            and (number >> 16) & 0xFFFFFFFF == space["host_id"])
+
+
+def _space_text(name, space):
+    return "the scheme space of %s: prefix 0x%04x with host id %d (0x%08x, %s)" % (
+        name, space["prefix"], space["host_id"], space["host_id"], space["source"])
+
+
+def _listed_in(owner, listed, name, space):
+    """The line for the GUIDs of ``owner``'s guids lists that fall in ``name``'s scheme space, or None."""
+    inside = [(where, value) for value, where in listed.items() if _in_space(value, space)]
+    if not inside:
+        return None
+    return "%s of %s (%s) %s in %s" % (", ".join(w for w, _v in inside), owner, ", ".join(v for _w, v in inside),
+                                       "falls" if len(inside) == 1 else "fall", _space_text(name, space))
+
+
+def space_collisions(host_name, the_plan, pfs, settings, spaces):
+    """The places where this host's VF GUIDs and another host's meet by the scheme's space, known from the settings alone
+    (also for a host whose adapters were not read): one line each, sorted by host. ``the_plan``, ``pfs``, ``settings``
+    (GUID_SETTINGS): this host's; ``spaces``: host name to :func:`their_space` (:func:`fleet`'s ``space``).
+
+    - both take the scheme's GUIDs with one prefix and host id: refused even when every GUID of both plans is known and
+      none is shared yet, as their VFs get the same GUIDs wherever their PF and VF positions meet;
+    - a GUID of this host's guids lists inside another host's scheme space, or another host's listed GUID inside this
+      host's."""
+    mine = _plan_space(host_name, the_plan, pfs, _merged(settings))
+    if mine is None:
+        return []
+    lines = []
+    for name in sorted(spaces or {}):
+        theirs = spaces[name]
+        if name == host_name or not theirs:
+            continue
+        if mine["scheme"] and theirs["scheme"] and (mine["prefix"], mine["host_id"]) == (theirs["prefix"], theirs["host_id"]):
+            lines.append("%s (%s) and %s (%s) both take prefix 0x%04x with host id %d (0x%08x)" % (
+                host_name, mine["source"], name, theirs["source"], mine["prefix"], mine["host_id"], mine["host_id"]))
+        for line in (_listed_in(host_name, mine["listed"], name, theirs), _listed_in(name, theirs["listed"], host_name, mine)):
+            if line:
+                lines.append(line)
+    return lines
+
+
+def space_message(host_name, lines):
+    """The refusal of :func:`space_collisions`' lines."""
+    todo = []
+    if any(" both take prefix " in line for line in lines):
+        todo.append("Two hosts with one prefix and host id give their VFs the same GUIDs wherever their PF and VF positions "
+                    "meet. A host id must be unique per sriov_guid_prefix: give each host its own sriov_guid_host_id, or "
+                    "leave it unset to derive it from the inventory name.")
+    if any(" in the scheme space of " in line for line in lines):
+        todo.append("A listed GUID inside another host's scheme space is that host's GUID once it has a VF at that PF and "
+                    "VF position: list GUIDs of a prefix or host id that no host takes.")
+    return ("%s: VF GUIDs of two hosts share a space of the scheme (<sriov_guid_prefix><host id><PF index><VF index>), "
+            "known from their settings whether or not their adapters were read: %s. %s sriov_allow_guid_change does not "
+            "allow this. Nothing was changed." % (host_name, "; ".join(lines), " ".join(todo)))
 
 
 def unseen_text(unseen, most=20):

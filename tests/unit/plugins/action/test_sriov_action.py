@@ -47,9 +47,9 @@ def _hca(vf_guids=(), run_id=RUN):
     return {"hcas": hcas, "run_id": run_id}
 
 
-def _step(others, settings, hca, preflight=False, play=("node01",)):
-    """node01's step with ``settings``, its reading ``hca``, and the other hosts' hostvars ``others``. Returns the modules it
-    ran and what it published; a refusal raises StepFailed."""
+def _step(others, settings, hca, preflight=False, play=("node01",), from_run=()):
+    """node01's step with ``settings``, its reading ``hca``, the other hosts' hostvars ``others`` and the GUID settings this
+    run's extra vars set (``from_run``). Returns the modules it ran and what it published; a refusal raises StepFailed."""
     action = ActionModule.__new__(ActionModule)
     action._task = _Task(preflight)
     action._templar = _Templar()
@@ -64,7 +64,7 @@ def _step(others, settings, hca, preflight=False, play=("node01",)):
     ran = []
     action.module = lambda name, args, **kwargs: ran.append(name) or {}
     action.hca = lambda **kwargs: hca
-    action._run_settings = lambda: ()
+    action._run_settings = lambda: tuple(from_run)
     action.step()
     return ran, action._out_facts
 
@@ -73,7 +73,8 @@ NODE02_SCHEME = {"sriov_pfs": [{"pf": PF, "num_vfs": 2}]}
 
 
 def test_a_collision_with_a_host_outside_the_play_is_refused_whatever_the_consent():
-    """node01's VFs carry other GUIDs; with consent it would take GUIDs that node02, outside --limit, has in its inventory."""
+    """node01's VFs carry other GUIDs; with consent it would take GUIDs that node02, outside --limit, has in its inventory.
+    (Since issue 33's scheme spaces: node02's list lies inside node01's scheme space, which is refused first, naming it.)"""
     taken = _scheme(0x0A0B0C0D)
     others = {"node02": {"sriov_pfs": [{"pf": PF, "num_vfs": 2, "guids": taken}]}}
     settings = {"sriov_pfs": [{"pf": PF, "num_vfs": 2}], "sriov_guid_host_id": 0x0A0B0C0D, "sriov_allow_guid_change": True}
@@ -81,17 +82,25 @@ def test_a_collision_with_a_host_outside_the_play_is_refused_whatever_the_consen
         with pytest.raises(StepFailed) as err:
             _step(others, settings, _hca(_scheme(0x01010101)), preflight=preflight)
         message = str(err.value)
-        assert message.startswith("VF GUIDs used more than once: %s on node01, node02" % taken[0]), message
-        assert "This host's: %s is sriov_pfs[0] VF 0 (the scheme" % taken[0] in message
-        assert "sriov_guid_host_id" in message and "sriov_allow_guid_change does not allow this" in message
+        assert message.startswith("node01: VF GUIDs of two hosts share a space of the scheme"), message
+        assert ("sriov_pfs[0].guids[0], sriov_pfs[0].guids[1] of node02 (%s) fall in the scheme space of node01: prefix 0x02fa "
+                "with host id 168496141 (0x0a0b0c0d, sriov_guid_host_id: 168496141 of host node01)" % ", ".join(taken)) in message
+        assert "sriov_allow_guid_change does not allow this" in message
         assert message.endswith("Nothing was changed.")
+    # a list that is not inside node01's space but equals GUIDs it takes is a duplicate, as before
+    with pytest.raises(StepFailed) as err:
+        _step({"node02": {"sriov_pfs": [{"pf": PF, "num_vfs": 1, "guids": ["0x02fa00000000aa00"]}]}},
+              {"sriov_pfs": [{"pf": PF, "num_vfs": 1, "guids": ["0x02fa00000000aa00"]}]}, _hca())
+    assert str(err.value).startswith("VF GUIDs used more than once: 0x02fa00000000aa00 on node01, node02")
 
 
 def test_a_host_outside_the_play_is_planned_from_a_fact_caches_reading():
-    """node02 set the same sriov_guid_host_id: its GUIDs come from the scheme, with the PF order of its cached reading."""
+    """node02 set the same sriov_guid_host_id: its GUIDs come from the scheme, with the PF order of its cached reading.
+    (Since issue 33: one host id on two hosts is refused as such, before the GUIDs they share.)"""
     others = {"node02": {"sriov_pfs": [{"pf": PF, "num_vfs": 2}], "sriov_guid_host_id": 5,
                          "ansible_facts": {"infiniband_hca": _hca(run_id="an-earlier-run")}}}
-    with pytest.raises(StepFailed, match="VF GUIDs used more than once: %s on node01, node02" % _scheme(5)[0]):
+    with pytest.raises(StepFailed, match=r"node01 \(sriov_guid_host_id: 5 of host node01\) and node02 \(sriov_guid_host_id: 5 of "
+                                         r"host node02\) both take prefix 0x02fa with host id 5 \(0x00000005\)"):
         _step(others, {"sriov_pfs": [{"pf": PF, "num_vfs": 2}], "sriov_guid_host_id": 5}, _hca())
     # and what a host published (a fact cache) counts, also where its inventory moved on
     others = {"node02": dict(NODE02_SCHEME, sriov_vf_guids=_scheme(5))}
@@ -100,16 +109,21 @@ def test_a_host_outside_the_play_is_planned_from_a_fact_caches_reading():
 
 
 def test_a_guid_change_is_refused_while_a_host_cannot_be_seen_even_with_consent():
+    """node02's sriov_pfs come from this run's extra vars (not its own): it cannot be seen. (Since issue 33, a host whose
+    own settings take the scheme's GUIDs is checked by its scheme space without a reading: the last part below.)"""
     settings = {"sriov_pfs": [{"pf": PF, "num_vfs": 2}], "sriov_allow_guid_change": True}
     with pytest.raises(StepFailed) as err:
-        _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)))
+        _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)), from_run=("sriov_pfs",))
     message = str(err.value)
     assert message.startswith("node01: this run would change the GUIDs of existing VFs"), message
     assert "cannot see: node02 (outside this play" in message and "run without --limit" in message
     assert message.endswith("Nothing was changed.")
     # the same refusal in the preflight, before any change on any node
     with pytest.raises(StepFailed, match="cannot see: node02"):
-        _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)), preflight=True)
+        _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)), preflight=True, from_run=("sriov_pfs",))
+    # node02's own settings, with no reading: its scheme space (another host id) is known, the change goes on
+    ran, _facts = _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)))
+    assert ran[-2:] == ["sriov_vfs", "boot_unit"]
 
 
 def test_a_guid_change_goes_on_when_every_host_is_seen():
@@ -125,12 +139,18 @@ def test_a_guid_change_goes_on_when_every_host_is_seen():
     assert facts["sriov_vf_guids"] == _scheme(sriov_utils.host_id("node01"))
 
 
-def test_a_host_of_the_play_not_read_yet_is_left_to_the_step_after_the_preflight():
+def test_a_host_of_the_play_not_read_yet_is_checked_by_its_scheme_space():
+    """(Before issue 33's scheme spaces, node02 was named as unseen in the step and the change refused.)"""
     settings = {"sriov_pfs": [{"pf": PF, "num_vfs": 2}], "sriov_allow_guid_change": True}
     play = ("node01", "node02")
     _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)), preflight=True, play=play)
-    with pytest.raises(StepFailed, match="node02 \\(in this play, but its adapters were not read in this run before this step\\)"):
-        _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)), play=play)
+    ran, _facts = _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)), play=play)
+    assert ran[-2:] == ["sriov_vfs", "boot_unit"]
+    # the role alone on two fresh hosts given one sriov_guid_host_id: neither was read when the other's step ran
+    for preflight in (True, False):
+        with pytest.raises(StepFailed, match=r"node01 \(sriov_guid_host_id: 7 of host node01\) and node02 \(sriov_guid_host_id: 7"):
+            _step({"node02": dict(NODE02_SCHEME, sriov_guid_host_id=7)}, {"sriov_pfs": [{"pf": PF, "num_vfs": 2}],
+                  "sriov_guid_host_id": 7}, _hca(), preflight=preflight, play=play)
     # after the preflight, its reading of this run plans it
     ran, _facts = _step({"node02": dict(NODE02_SCHEME, ansible_facts={"infiniband_hca": _hca()})}, settings,
                         _hca(_scheme(0x01010101)), play=play)
