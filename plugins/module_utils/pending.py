@@ -245,6 +245,15 @@ def read(module, path):
     return result
 
 
+def tried_message(result, advice):
+    """The failure of a node whose boot did not apply what was recorded before it (the boot-loop guard): each tried entry
+    with its reason, then ``advice`` (what to do instead of another boot). ``result``: what :func:`read` returns."""
+    entries = result.get("entries") or {}
+    listed = "; ".join("%s: %s" % (name, (entries.get(name) or {}).get("reason") or "no reason recorded")
+                       for name in result.get("tried") or [])
+    return "The node has booted since these were recorded and they still wait: %s. %s" % (listed, advice)
+
+
 def plan(entries, current_boot):
     """What the reboot orchestration needs to decide, from the record's entries.
 

@@ -59,6 +59,14 @@ options:
         the run before a change that nothing could record.
     type: bool
     default: false
+  pending_fail_on_tried:
+    description:
+      - With O(pending), fail when the node has booted since an entry of the record was recorded and that entry still waits
+        (RV(fabric.infiniband.pending_info#module:tried)): the boot did not apply the change, and another boot will not.
+        The message names each such entry with its reason.
+      - C(playbooks/fabric_cluster.yml) reads the nodes this way after the last change of a run (the boot-loop guard).
+    type: bool
+    default: false
   run_id:
     description:
       - The run this reading belongs to, stamped on the facts RV(ansible_facts.infiniband_hca) and RV(ansible_facts.infiniband_pending).
@@ -418,6 +426,7 @@ def argument_spec():
         pending=dict(type="bool", default=False),
         pending_path=dict(type="path", default=pending.DEFAULT_PATH),
         pending_writable=dict(type="bool", default=False),
+        pending_fail_on_tried=dict(type="bool", default=False),
         run_id=dict(type="str", default=""),
     )
     return spec
@@ -546,6 +555,9 @@ class HcaInfo(object):
                         path, reason, "A change that waits for a reboot must not be made on this node until it can be recorded."))
             facts["infiniband_pending"] = dict(result["pending"], run_id=stamp["run_id"])
             facts["infiniband_pending_stale"] = False
+            if self.module.params["pending_fail_on_tried"] and result["pending"]["tried"]:
+                self.module.fail_json(msg=pending.tried_message(
+                    result["pending"], "Another boot will not apply them: see docs/docsite/rst/reboots.rst."), **result)
         result["ansible_facts"] = facts
         return result
 

@@ -65,6 +65,7 @@ def test_argument_spec_is_a_fresh_copy():
                     "pending": {"type": "bool", "default": False},
                     "pending_path": {"type": "path", "default": "/var/lib/fabric-infiniband/pending.json"},
                     "pending_writable": {"type": "bool", "default": False},
+                    "pending_fail_on_tried": {"type": "bool", "default": False},
                     "run_id": {"type": "str", "default": ""}}
     spec["sysfs_root"]["default"] = "/elsewhere"
     assert hca_info.argument_spec()["sysfs_root"]["default"] == "/sys"
@@ -136,6 +137,32 @@ def test_pending_is_read_in_the_same_run(mocker, capsys, make_sysfs, tmp_path, m
         "action": "power_cycle", "next_action": "power_cycle", "actionable": ["sriov"], "tried": ["link_type"],
         "fw_reset_sufficient": False, "boot": "boot-b:7",
     }
+
+
+TRIED = ('{"version": 1, "entries": {"link_type": {"action": "reboot", "reason": "LINK_TYPE_P1 IB(1)", "details": {},'
+         ' "since": 1700000000, "boot": "boot-a:3"}, "sriov": {"action": "reboot", "reason": "SR-IOV",'
+         ' "details": {}, "since": 1700000001, "boot": "boot-b:7"}}}')
+THIS_BOOT = ('{"version": 1, "entries": {"sriov": {"action": "reboot", "reason": "SR-IOV", "details": {},'
+             ' "since": 1700000001, "boot": "boot-b:7"}}}')
+
+
+@pytest.mark.parametrize("record_text, fail_on_tried, fails", [(TRIED, True, True), (TRIED, False, False), (THIS_BOOT, True, False)])
+def test_pending_fail_on_tried_names_each_entry_a_boot_did_not_apply(
+        mocker, capsys, make_sysfs, tmp_path, monkeypatch, record_text, fail_on_tried, fails):
+    """The boot-loop guard of fabric_cluster.yml: an entry recorded before this boot fails the read, with its reason; an
+    entry of this boot does not, nor a read without the option."""
+    from ansible_collections.fabric.infiniband.plugins.module_utils import pending  # pylint: disable=import-outside-toplevel
+
+    monkeypatch.setattr(pending, "boot_identity", lambda proc="/proc": "boot-b:7")
+    record = tmp_path / "pending.json"
+    record.write_text(record_text)
+    params = {"sysfs_root": make_sysfs({}), "pending": True, "pending_path": str(record), "pending_fail_on_tried": fail_on_tried}
+    result, dummy = run_module(mocker, capsys, params, {"rdma": "/usr/sbin/rdma"}, _rdma_call())
+    assert bool(result.get("failed")) is fails
+    if fails:
+        assert result["pending"]["tried"] == ["link_type"]
+        assert "booted since" in result["msg"] and "link_type: LINK_TYPE_P1 IB(1)" in result["msg"]
+        assert "SR-IOV" not in result["msg"] and "reboots.rst" in result["msg"]
 
 
 def test_pending_absent_record_is_empty(mocker, capsys, make_sysfs, tmp_path):
