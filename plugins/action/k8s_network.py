@@ -134,12 +134,12 @@ class ActionModule(RoleAction):
             self._call("k8s", dict(extra, state="present", definition=kn.definition(batch)),
                        "%s (%s)" % (what, kn.batch_names(batch)))
 
-    def _remove(self, obj, what, **extra):
-        meta = obj["metadata"]
-        args = dict(extra, state="absent", api_version=obj["apiVersion"], kind=obj["kind"], name=meta["name"])
-        if meta.get("namespace"):
-            args["namespace"] = meta["namespace"]
-        self._call("k8s", args, "%s %s %s/%s" % (what, obj["kind"], meta.get("namespace") or "", meta["name"]))
+    def _remove(self, objs, what, **extra):
+        """Delete ``objs`` in one module run (each alone with --diff, as _apply does): one run of the module per object
+        cost about a second each on the controller, most of it the Kubernetes client's import."""
+        for batch in kn.batches([kn.reference(obj) for obj in objs], bool(self._task.diff)):
+            self._call("k8s", dict(extra, state="absent", definition=kn.definition(batch)),
+                       "%s %s" % (what, ", ".join(kn.reference_text(obj) for obj in batch)))
 
     # --- the two states ------------------------------------------------------------------------------------------
 
@@ -163,15 +163,19 @@ class ActionModule(RoleAction):
                     "make the service accounts, RBAC, ConfigMaps, DaemonSets, the reconciler and the NetworkAttachmentDefinitions")
         found = self._find(kn.NAD_API, "NetworkAttachmentDefinition", "find the NetworkAttachmentDefinitions this role made",
                            selector=kn.SELECTOR)
-        for nad in kn.stale_nads(found, nads):
-            self._remove(nad, "remove, no longer listed,")
+        stale = kn.stale_nads(found, nads)
+        if stale:
+            self._remove(stale, "remove, no longer listed,")
 
     def _absent(self):
         """The objects with the role's label, in the reverse order of their making; then each CRD of the role that no object
         of another owner uses (removing it would remove those too)."""
+        made = []
         for api_version, kind in kn.KINDS:
-            for obj in self._find(api_version, kind, "find the %ss this role made" % kind, selector=kn.SELECTOR):
-                self._remove(obj, "remove", **self._wait())
+            made.extend(self._find(api_version, kind, "find the %ss this role made" % kind, selector=kn.SELECTOR))
+        if made:
+            self._remove(made, "remove", **self._wait())
+        unused = []
         for crd in self._find(kn.CRD_API, "CustomResourceDefinition", "find the CustomResourceDefinitions this role made",
                               selector=kn.SELECTOR):
             api_version, kind = kn.crd_users_query(crd)
@@ -180,7 +184,9 @@ class ActionModule(RoleAction):
             if users:
                 self._note("%s stays: %d object(s) of its kind were not made by this role" % (crd["metadata"]["name"], len(users)))
                 continue
-            self._remove(crd, "remove", **self._wait())
+            unused.append(crd)
+        if unused:
+            self._remove(unused, "remove", **self._wait())
 
     # --- the step ------------------------------------------------------------------------------------------------
 

@@ -618,6 +618,18 @@ def definition(batch):
     return batch[0] if len(batch) == 1 else list(batch)
 
 
+def reference(obj):
+    """What a deletion needs of an object: its apiVersion, kind, name and namespace."""
+    meta = {"name": obj["metadata"]["name"]}
+    if obj["metadata"].get("namespace"):
+        meta["namespace"] = obj["metadata"]["namespace"]
+    return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": meta}
+
+
+def reference_text(obj):
+    return "%s %s/%s" % (obj["kind"], obj["metadata"].get("namespace") or "", obj["metadata"]["name"])
+
+
 def batch_names(batch):
     return ", ".join(str(o.get("metadata", {}).get("name")) for o in batch)
 
