@@ -109,7 +109,8 @@ PLAYBOOK_VARIABLES = [
     ("infiniband_run_lock_max_age", "int", 21600,
      "Seconds after its last renewal when a run lock counts as stale and is taken over with a warning (0: never)."),
     ("infiniband_reboot_run_lock", "bool", True,
-     "Whether ``reboot.yml`` takes and releases the run lock itself. ``nodes.yml`` sets ``false`` when it imports it, "
+     "Whether ``reboot.yml`` takes and releases the run lock of each node it reboots (the nodes that wait for nothing are not "
+     "touched). ``nodes.yml`` sets ``false`` when it imports it, "
      "since it holds the lock for the whole node preparation."),
 ]
 
