@@ -422,7 +422,8 @@ def fleet(others, play=(), preflight=False):
     (host to where its VF GUIDs fall, from its settings: :func:`their_space`, for :func:`space_collisions`) and
     ``unseen`` (host to why its VF GUIDs cannot be known in this run). A host whose scheme GUIDs cannot be planned
     without a reading of its adapters (a host of the play that this run has not read yet, or one outside it with no fact
-    cache) is checked by its space: it is not unseen. In the preflight (``preflight``), a host of the play that is known
+    cache) is checked by its space for collisions, and stays unseen: the GUIDs its VFs carry now are not known, so a GUID
+    change is refused while it cannot be seen. In the preflight (``preflight``), a host of the play that is known
     neither way is left to the role's step after it, when the preflight has read every host of the play."""
     view = {"planned": {}, "known": {}, "hca": {}, "space": {}, "unseen": {}}
     play = set(play or ())
@@ -437,10 +438,10 @@ def fleet(others, play=(), preflight=False):
                               from_run=info.get("from_run"))
         if space is not None:
             view["space"][name] = space
+        # A host known by its space alone is checked by it for collisions (space_collisions), but what its VFs carry now
+        # is not known: it stays unseen, which refuses a GUID change (never the new VFs of a host).
         if guids is not None:
             view["planned"][name] = guids
-        elif space is not None:
-            continue  # checked by its space
         elif isinstance(published, list) or (name in play and preflight):
             continue
         elif name in play:

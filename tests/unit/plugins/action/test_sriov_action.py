@@ -109,8 +109,8 @@ def test_a_host_outside_the_play_is_planned_from_a_fact_caches_reading():
 
 
 def test_a_guid_change_is_refused_while_a_host_cannot_be_seen_even_with_consent():
-    """node02's sriov_pfs come from this run's extra vars (not its own): it cannot be seen. (Since issue 33, a host whose
-    own settings take the scheme's GUIDs is checked by its scheme space without a reading: the last part below.)"""
+    """node02, outside --limit, with no fact cache: what its VFs carry now cannot be known, whether its GUIDs come from its own
+    settings (its scheme space is known, which checks collisions but not what it carries) or from this run's -e."""
     settings = {"sriov_pfs": [{"pf": PF, "num_vfs": 2}], "sriov_allow_guid_change": True}
     with pytest.raises(StepFailed) as err:
         _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)), from_run=("sriov_pfs",))
@@ -121,9 +121,9 @@ def test_a_guid_change_is_refused_while_a_host_cannot_be_seen_even_with_consent(
     # the same refusal in the preflight, before any change on any node
     with pytest.raises(StepFailed, match="cannot see: node02"):
         _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)), preflight=True, from_run=("sriov_pfs",))
-    # node02's own settings, with no reading: its scheme space (another host id) is known, the change goes on
-    ran, _facts = _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)))
-    assert ran[-2:] == ["sriov_vfs", "boot_unit"]
+    # node02's own settings, with no reading: its scheme space (another host id) is known, but not what its VFs carry
+    with pytest.raises(StepFailed, match="cannot see: node02 \\(outside this play, with neither a reading"):
+        _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)))
 
 
 def test_a_guid_change_goes_on_when_every_host_is_seen():
@@ -140,11 +140,15 @@ def test_a_guid_change_goes_on_when_every_host_is_seen():
 
 
 def test_a_host_of_the_play_not_read_yet_is_checked_by_its_scheme_space():
-    """(Before issue 33's scheme spaces, node02 was named as unseen in the step and the change refused.)"""
+    """In the step, node02 of the play, not read yet, is named as unseen (a GUID change waits for its reading), and its scheme
+    space is checked (new VFs of one host id on both are refused)."""
     settings = {"sriov_pfs": [{"pf": PF, "num_vfs": 2}], "sriov_allow_guid_change": True}
     play = ("node01", "node02")
     _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)), preflight=True, play=play)
-    ran, _facts = _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)), play=play)
+    with pytest.raises(StepFailed, match="node02 \\(in this play, but its adapters were not read in this run before this step\\)"):
+        _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)), play=play)
+    # new VFs (no GUID change) go on beside a host of another host id that was not read
+    ran, _facts = _step({"node02": NODE02_SCHEME}, {"sriov_pfs": [{"pf": PF, "num_vfs": 2}]}, _hca(), play=play)
     assert ran[-2:] == ["sriov_vfs", "boot_unit"]
     # the role alone on two fresh hosts given one sriov_guid_host_id: neither was read when the other's step ran
     for preflight in (True, False):

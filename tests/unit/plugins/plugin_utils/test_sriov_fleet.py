@@ -86,24 +86,27 @@ def test_fleet_plans_what_it_can_and_names_what_it_cannot():
         "node02": {"settings": scheme, "hca": _hca()},                      # fact cache: a reading of another run
         "node03": {"settings": {"sriov_pfs": [{"pf": PF, "num_vfs": 2, "guids": LISTED}]}},
         "node04": {"settings": scheme, "published": ["0x02fa000000000400"]},  # published (a fact cache)
-        "node05": {"settings": scheme},                                     # nothing: checked by its scheme space
+        "node05": {"settings": scheme},                                     # nothing: its space, and unseen
         "node06": {"settings": scheme, "from_run": ["sriov_guid_host_id"]},
         "opensm01": {},                                                     # asks no VF
-        "node07": {"settings": scheme},                                     # in the play, not read yet: its space
+        "node07": {"settings": scheme},                                     # in the play, not read yet: its space, unseen
     }
     view = sriov.fleet(others, play=["node01", "node07"])
     assert view["planned"] == {"node02": _scheme("node02", 0, 2), "node03": LISTED, "opensm01": []}
     assert view["known"] == {"node04": ["0x02fa000000000400"]}
     assert view["hca"] == {"node02": _hca()}
-    # (issue 33: node05 and node07 were unseen before; their scheme space is known from their settings)
-    assert sorted(view["unseen"]) == ["node06"]
+    # node05 and node07: what their VFs carry now is not known (a GUID change is refused), but where their GUIDs fall is
+    assert sorted(view["unseen"]) == ["node05", "node06", "node07"]
+    assert view["unseen"]["node05"].startswith("outside this play, with neither a reading of its adapters nor sriov_vf_guids")
     assert "sriov_guid_host_id of this run's extra vars (-e) is not its own setting" in view["unseen"]["node06"]
+    assert view["unseen"]["node07"] == "in this play, but its adapters were not read in this run before this step"
     assert sorted(view["space"]) == ["node02", "node03", "node04", "node05", "node07"]
     assert view["space"]["node05"] == {"listed": {}, "scheme": True, "prefix": 0x02FA, "host_id": sriov_utils.host_id("node05"),
                                        "source": "derived from the inventory name node05"}
     assert view["space"]["node03"]["listed"] == {LISTED[0]: "sriov_pfs[0].guids[0]", LISTED[1]: "sriov_pfs[0].guids[1]"}
     assert not view["space"]["node03"]["scheme"]
-    assert sorted(sriov.fleet(others, play=["node01", "node07"], preflight=True)["unseen"]) == ["node06"]
+    # in the preflight, a host of the play is read by its own check; the role's step after the preflight sees it
+    assert sorted(sriov.fleet(others, play=["node01", "node07"], preflight=True)["unseen"]) == ["node05", "node06"]
 
 
 def test_published_and_planned_both_count_and_a_host_never_collides_with_itself():
