@@ -64,7 +64,7 @@ options:
       - With O(pending), fail when the node has booted since an entry of the record was recorded and that entry still waits
         (RV(fabric.infiniband.pending_info#module:tried)); that boot did not apply the change, and another boot will not.
         The message names each such entry with its reason.
-      - C(playbooks/fabric_cluster.yml) reads the nodes this way after the last change of a run (the boot-loop guard).
+      - C(playbooks/report.yml) reads the nodes this way after the last change of a run (the boot-loop guard).
     type: bool
     default: false
   run_id:

@@ -56,7 +56,7 @@ REGISTERED = {
     "reboot_run_lock": "the run lock (reboot.yml)",
     "nodes_hca": "the discovery of the adapters (nodes.yml)",
     "reboot_pending": "the read of what waits for a reboot (reboot.yml)",
-    "site_node": "the read of the node and its boot-loop guard (fabric_cluster.yml)",
+    "site_node": "the read of the node and its boot-loop guard (report.yml)",
 }
 ROLES = ("firmware", "gpudirect", "ipoib", "k8s_network", "link_type", "node_reboot", "opensm", "rdma_netns", "rdma_stack",
          "sriov", "topology", "verify")

@@ -149,7 +149,7 @@ THIS_BOOT = ('{"version": 1, "entries": {"sriov": {"action": "reboot", "reason":
 @pytest.mark.parametrize("record_text, fail_on_tried, fails", [(TRIED, True, True), (TRIED, False, False), (THIS_BOOT, True, False)])
 def test_pending_fail_on_tried_names_each_entry_a_boot_did_not_apply(
         mocker, capsys, make_sysfs, tmp_path, monkeypatch, record_text, fail_on_tried, fails):
-    """The boot-loop guard of fabric_cluster.yml: an entry recorded before this boot fails the read, with its reason; an
+    """The boot-loop guard of report.yml: an entry recorded before this boot fails the read, with its reason; an
     entry of this boot does not, nor a read without the option."""
     from ansible_collections.fabric.infiniband.plugins.module_utils import pending  # pylint: disable=import-outside-toplevel
 

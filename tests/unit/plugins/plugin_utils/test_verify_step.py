@@ -116,7 +116,7 @@ def test_stopped_tells_failed_from_unreachable():
     lost = verify.stopped({"__firmware_step": IMAGE_FAILED, "site_node": UNREACHABLE})
     assert lost["state"] == "unreachable"
     assert verify.stopped_text(lost) == ("unreachable: Failed to connect to the host via ssh: ssh: connect to host 10.0.0.3 "
-                                         "port 22: No route to host in the read of the node and its boot-loop guard (fabric_cluster.yml)")
+                                         "port 22: No route to host in the read of the node and its boot-loop guard (report.yml)")
     unknown = verify.stopped({"nodes_hca": {"changed": False}, "x": "text", "y": {"failed": "yes"}})
     assert unknown == {"state": "unknown", "steps": []}
     assert "registers no result" in verify.stopped_text(unknown)
