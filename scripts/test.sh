@@ -108,6 +108,11 @@ stop_background() {
     for part in "${!bg_pid[@]}"; do
         kill -- "-${bg_pid[${part}]}" 2>/dev/null || true
     done
+    # QEMU daemonizes out of the chain's process group: a guest the killed chain started would keep running, holding its
+    # ports (the next run's guests then fail "Address already in use"). Stop this checkout's guests too.
+    if [ -n "${bg_pid[molecule-vm]:-}" ]; then
+        "${VENV}/bin/python" lab/vm/vmctl.py destroy --all >/dev/null 2>&1 || true
+    fi
 }
 # Wait for a part of the background chain (prebuild, molecule-vm), print what it says, return its status.
 wait_background() {
