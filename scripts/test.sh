@@ -10,7 +10,7 @@
 # keep one core busy while the steps before molecule leave one idle: scripts/prebuild.sh (the
 # node images and the kube-apiserver, built when missing), which the molecule and lab steps
 # wait for; and the VM disk then the molecule-vm step (Debian's real kernel under QEMU, about
-# 11 min of one core), whose output the molecule-vm step, last, prints once it ends. Their logs
+# 13 min; QEMU spends about 810 CPU-s, 2026-11-29), whose output the molecule-vm step, last, prints once it ends. Their logs
 # are in .cache/test-background/.
 set -uo pipefail
 # shellcheck source=scripts/lib.sh
