@@ -26,6 +26,18 @@ LAB_FLAKY=(opensm rdma_netns_vm)
 # Each run's logs, in a directory of its own (the VM scenarios may run beside the container ones).
 LOG_DIR="${FABRIC_MOLECULE_LOG_DIR:-}"
 
+# Whether an interrupted run left something of scenario $1: its containers or guests (named fabric-mol-<scenario>-...), or
+# molecule's state saying they were created (molecule would then skip create). The test sequences start at create
+# (.config/molecule/config.yml), so these are destroyed first, and only when there are any.
+has_leftovers() {
+    local s="$1"
+    podman ps -a --format '{{.Names}}' 2>/dev/null | grep -q "^fabric-mol-${s}-" && return 0
+    case "${s}" in
+        *_vm) "${VENV}/bin/python" lab/vm/vmctl.py status 2>/dev/null | grep -q "^fabric-mol-${s}-" && return 0 ;;
+    esac
+    grep -qs '^created: true' "${HOME}"/.ansible/tmp/molecule.*."${s}"/state.yml
+}
+
 # Run one scenario, its output into the file $2 (or live when $2 is empty), with the second
 # run of a LAB_FLAKY one; add its line to the summary and mark a failure. Returns its status.
 run_scenario() {
@@ -36,6 +48,10 @@ run_scenario() {
     out() { if [ -n "${log}" ]; then "$@" >>"${log}" 2>&1; else "$@" 2>&1 | tee -a "${tee_log}"; fi; }
     if [ -n "${log}" ]; then : >"${log}"; else : >"${tee_log}"; fi
     start="$(now)"
+    if has_leftovers "${s}"; then
+        out header "molecule: destroy -s ${s} (what an earlier run left)"
+        out molecule destroy -s "${s}" || true
+    fi
     if ! out molecule test -s "${s}"; then
         result=failed
         # CI keeps only the head and the tail of a long output: the failed tasks go to the end too (a first run
