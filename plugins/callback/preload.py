@@ -16,6 +16,8 @@ description:
     the process it was forked from had already done so. C(ansible-playbook) itself rarely templates one, so every such worker
     imports them again (about 0.1 s of CPU each on the lab's controller, which is most of what a skipped task costs).
   - This callback loads them once in C(ansible-playbook), when the playbook starts, so that every worker inherits them.
+    It also reads the argument specs and defaults of this collection's roles once (each role's step checks the settings
+    against every role's argument specs), instead of once in every worker.
     It prints nothing and changes no result; with it off, the same playbooks give the same results, only more slowly.
   - It is off until you enable it. Add C(fabric.infiniband.preload) to C(callbacks_enabled) in the C([defaults]) section of the
     C(ansible.cfg) your playbooks run with, or set E(ANSIBLE_CALLBACKS_ENABLED=fabric.infiniband.preload) (which replaces that
@@ -65,6 +67,12 @@ class CallbackModule(CallbackBase):
                 loaders[kind].get_with_context(name)
             except Exception as exc:  # pylint: disable=broad-exception-caught
                 self._display.vvv("fabric.infiniband.preload: %s %s not loaded (%s)" % (kind, name, exc))
+        try:
+            from ansible_collections.fabric.infiniband.plugins.plugin_utils import role_step  # pylint: disable=import-outside-toplevel
+
+            role_step.warm()
+        except Exception as exc:  # pylint: disable=broad-exception-caught
+            self._display.vvv("fabric.infiniband.preload: the roles' argument specs and defaults not read (%s)" % exc)
 
     def v2_playbook_on_start(self, playbook):
         self._preload()

@@ -17,28 +17,12 @@ No node is contacted.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-
-import yaml
 
 from ansible.errors import AnsibleError
 from ansible.template import trust_as_template
 
-from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state
-
-ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
-_DEFAULTS = {}
-
-
-def _role_defaults(role):
-    if role not in _DEFAULTS:
-        try:
-            with open(os.path.join(ROLES_DIR, role, "defaults", "main.yml")) as handle:
-                _DEFAULTS[role] = yaml.safe_load(handle) or {}
-        except (IOError, OSError):
-            _DEFAULTS[role] = {}
-    return _DEFAULTS[role]
+from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state, role_step
 
 
 class Context:
@@ -58,7 +42,7 @@ class Context:
         """The host's setting ``name``: the task's variable, else the role's default (the preflight play loads no role)."""
         if name in self._vars:
             return self._template(self._vars[name])
-        defaults = _role_defaults(self.role)
+        defaults = role_step.role_defaults(self.role)
         if name not in defaults:
             return default
         value = defaults[name]

@@ -47,18 +47,29 @@ from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_stat
 COLLECTION = "fabric.infiniband"
 ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
 _DEFAULTS = {}
+# libyaml's loader where PyYAML has it: several times faster than the pure-Python one
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def role_defaults(role, roles_dir=ROLES_DIR):
     """The role's ``defaults/main.yml`` (read once per process), for a step run outside its role (the preflight play)."""
-    if role not in _DEFAULTS:
+    key = (roles_dir, role)
+    if key not in _DEFAULTS:
         path = os.path.join(roles_dir, role, "defaults", "main.yml")
         try:
             with open(path) as handle:
-                _DEFAULTS[role] = yaml.safe_load(handle) or {}
+                _DEFAULTS[key] = yaml.load(handle, Loader=_Loader) or {}
         except (IOError, OSError):
-            _DEFAULTS[role] = {}
-    return _DEFAULTS[role]
+            _DEFAULTS[key] = {}
+    return _DEFAULTS[key]
+
+
+def warm(roles_dir=ROLES_DIR):
+    """Read every role's argument specs and defaults into this process's caches. The callback fabric.infiniband.preload
+    calls it in ansible-playbook before the workers fork, so that each worker inherits them instead of parsing the
+    files again in every task (each role step checks the settings against every role's argument specs)."""
+    for role in preflight_vars.role_options(roles_dir):
+        role_defaults(role, roles_dir)
 
 
 class StepFailed(Exception):

@@ -63,6 +63,42 @@ def test_a_loader_failure_is_only_said_at_vvv():
     assert proc.stdout.split("\n")[0] == "2 True", proc.stdout
 
 
+def test_the_roles_argument_specs_and_defaults_are_read_once_the_playbook_starts():
+    proc = _run("""
+        from ansible.plugins.loader import init_plugin_loader
+        init_plugin_loader()
+        from ansible_collections.fabric.infiniband.plugins.action import preflight_vars
+        from ansible_collections.fabric.infiniband.plugins.callback.preload import CallbackModule
+        from ansible_collections.fabric.infiniband.plugins.plugin_utils import role_step
+        before = (len(preflight_vars._SPECS), len(role_step._DEFAULTS))
+        CallbackModule().v2_playbook_on_start(None)
+        roles = sorted(preflight_vars._argument_specs())
+        defaults = sorted(role for (_, role) in role_step._DEFAULTS)
+        print(before, len(roles) > 10, defaults == roles, "rdma_netns_mode" in role_step.role_defaults("rdma_netns"))
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[0] == "(0, 0) True True True", proc.stdout
+
+
+def test_a_failure_to_read_the_roles_is_only_said_at_vvv():
+    proc = _run("""
+        from ansible.plugins.loader import init_plugin_loader
+        init_plugin_loader()
+        from ansible_collections.fabric.infiniband.plugins.callback import preload
+        from ansible_collections.fabric.infiniband.plugins.plugin_utils import role_step
+        def broken(roles_dir=None):
+            raise OSError("no roles here")
+        role_step.warm = broken
+        said = []
+        callback = preload.CallbackModule()
+        callback._display.vvv = said.append
+        callback.v2_playbook_on_start(None)
+        print(len(said), "no roles here" in said[-1])
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[0] == "1 True", proc.stdout
+
+
 # An action plugin next to the playbook: it runs in the worker forked for the task, and says which of the
 # plugin modules that worker has without importing anything itself (the task templates nothing).
 PROBE = textwrap.dedent(
