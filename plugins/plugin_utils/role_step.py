@@ -47,8 +47,6 @@ from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_stat
 COLLECTION = "fabric.infiniband"
 ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
 _DEFAULTS = {}
-# libyaml's loader where PyYAML has it: several times faster than the pure-Python one
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def role_defaults(role, roles_dir=ROLES_DIR):
@@ -58,7 +56,7 @@ def role_defaults(role, roles_dir=ROLES_DIR):
         path = os.path.join(roles_dir, role, "defaults", "main.yml")
         try:
             with open(path) as handle:
-                _DEFAULTS[key] = yaml.load(handle, Loader=_Loader) or {}
+                _DEFAULTS[key] = yaml.load(handle, Loader=preflight_vars._Loader) or {}  # pylint: disable=protected-access
         except (IOError, OSError):
             _DEFAULTS[key] = {}
     return _DEFAULTS[key]
