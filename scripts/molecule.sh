@@ -38,10 +38,29 @@ has_leftovers() {
     grep -qs '^created: true' "${HOME}"/.ansible/tmp/molecule.*."${s}"/state.yml
 }
 
+# One line on the first failed task in the log $1 from byte $2 on: molecule's action, the task, its host and the start of
+# its message. It goes into the summary, which CI shows whole where it cuts a long output.
+first_failure() {
+    tail -c +"$(($2 + 1))" "$1" | sed 's/\x1b\[[0-9;]*m//g' | awk '
+        / > [a-z_]+\] Executing/ { action = $0; sub(/^.* > /, "", action); sub(/\].*$/, "", action) }
+        /^TASK \[/ { task = $0; sub(/^TASK /, "", task); sub(/ \**$/, "", task) }
+        /^(fatal|failed): \[/ { host = $0; sub(/: FAILED!.*$/, "", host); sub(/^[a-z]+: /, "", host)
+                                at = task; in_action = action; msg = ""; in_msg = 0; next }
+        /^\.\.\.ignoring/ { host = "" }
+        in_msg && /^        / { line = $0; sub(/^ +/, "", line); msg = msg " " line; next }
+        { in_msg = 0 }
+        host && msg == "" && /^    msg: / { msg = $0; sub(/^    msg: /, "", msg); in_msg = 1 }
+        /Executed: Failed/ { failed_action = action; exit }
+        END {
+            if (!host) { print "no failed task in the output"; exit }
+            printf "%s, %s on %s: %s\n", failed_action ? failed_action : in_action, at, host, substr(msg, 1, 400)
+        }'
+}
+
 # Run one scenario, its output into the file $2 (or live when $2 is empty), with the second
 # run of a LAB_FLAKY one; add its line to the summary and mark a failure. Returns its status.
 run_scenario() {
-    local s="$1" log="$2" start secs result=passed note=""
+    local s="$1" log="$2" start secs result=passed note="" why="" run_start offset
     # into the log, or live and into a log of its own (a redirection to /dev/stdout would truncate a log
     # that stdout is); the failed tasks are taken from it for the end of the output
     local tee_log="${LOG_DIR}/${s}.live.log"
@@ -52,8 +71,12 @@ run_scenario() {
         out header "molecule: destroy -s ${s} (what an earlier run left)"
         out molecule destroy -s "${s}" || true
     fi
+    run_start="$(now)"
+    offset="$(stat -c %s "${log:-${tee_log}}")"
     if ! out molecule test -s "${s}"; then
         result=failed
+        why="$(printf '\n      run 1 failed after %s s, in %s' "$(elapsed "${run_start}" "$(now)")" \
+            "$(first_failure "${log:-${tee_log}}" "${offset}")")"
         # CI keeps only the head and the tail of a long output: the failed tasks go to the end too (a first run
         # that failed, before a second one of a LAB_FLAKY scenario, included)
         {
@@ -64,9 +87,14 @@ run_scenario() {
         case " ${LAB_FLAKY[*]} " in
             *" ${s} "*)
                 out header "molecule: test -s ${s} failed; once more (a known flake of the lab, see scripts/molecule.sh)"
+                run_start="$(now)"
+                offset="$(stat -c %s "${log:-${tee_log}}")"
                 if out molecule test -s "${s}"; then
                     result=passed
                     note="  (second run; the first failed)"
+                else
+                    why+="$(printf '\n      run 2 failed after %s s, in %s' "$(elapsed "${run_start}" "$(now)")" \
+                        "$(first_failure "${log:-${tee_log}}" "${offset}")")"
                 fi ;;
         esac
     fi
@@ -79,7 +107,7 @@ run_scenario() {
             cat "${log}"
             header "molecule: end of ${s} (${result})"
         fi
-        printf '  %-24s %-6s  %6s s%s\n' "${s}" "${result}" "${secs}" "${note}" >>"${LOG_DIR}/.summary"
+        printf '  %-24s %-6s  %6s s%s%s\n' "${s}" "${result}" "${secs}" "${note}" "${why}" >>"${LOG_DIR}/.summary"
     } 9>"${LOG_DIR}/.lock"
     [ "${result}" = passed ]
 }
