@@ -81,12 +81,13 @@ class ActionModule(RoleAction):
         for host in (self._vars.get("groups") or {}).get("all") or []:
             if host == self.host or host not in hostvars:
                 continue
-            settings = dict((name, self.hostvar(host, name)) for name in ASKED)
+            values = self.hostvalues(host, ASKED + ("ipoib_interfaces",))
+            settings = dict((name, values.get(name)) for name in ASKED)
             if host in play:
                 plans[host] = ipoib.planned({"config": settings["ipoib_config"], "mtu": settings["ipoib_mtu"],
                                              "mode": settings["ipoib_mode"]}) or []
                 continue
-            published = self.hostvar(host, "ipoib_interfaces")
+            published = values.get("ipoib_interfaces")
             if published is not None:
                 known[host] = published
             else:

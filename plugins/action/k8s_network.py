@@ -47,6 +47,9 @@ class _Context:
     def hostvar(self, host, name, default=None):
         return self._action.hostvar(host, name, default)
 
+    def hostvalues(self, host, names):
+        return self._action.hostvalues(host, names)
+
     def fact(self, host, name):
         facts = self._action.hostvar(host, "ansible_facts") or {}
         return facts.get(name) if hasattr(facts, "get") else None

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ansible.errors import AnsibleError
 from ansible.template import trust_as_template
 
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import node_state, role_step
@@ -63,17 +62,13 @@ class Context:
         return [h for h in self.groups.get("all") or [] if h != self.host]
 
     def hostvar(self, host, name, default=None):
-        """A variable of another host as this task sees it (inventory, facts, set_fact), templated; ``default`` when unknown."""
-        hostvars = self._vars.get("hostvars") or {}
-        try:
-            if host not in hostvars:
-                return default
-            values = hostvars[host]
-            if name not in values:
-                return default
-            return self._template(values[name])
-        except AnsibleError:
-            return default
+        """A variable of another host as this task sees it (inventory, facts, set_fact), in that host's context; ``default``
+        when unknown (role_step.other_host_values)."""
+        return role_step.other_host_values(self._vars, self._templar, host, (name,)).get(name, default)
+
+    def hostvalues(self, host, names):
+        """Some variables of another host, in one reading of its variables (role_step.other_host_values)."""
+        return role_step.other_host_values(self._vars, self._templar, host, names)
 
     def fact(self, host, name):
         """The fact ``name`` of ``host`` (this host's own included), None when it has none."""

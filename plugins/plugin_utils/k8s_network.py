@@ -507,11 +507,12 @@ def inventory_addresses(ctx, hosts):
 
     out = []
     for host in hosts:
-        config = ctx.hostvar(host, "ipoib_config")
+        values = ctx.hostvalues(host, ("ipoib_config", "ipoib_mtu", "ipoib_mode"))
+        config = values.get("ipoib_config")
         if config:
             try:
-                plan = ipoib_plan(None, config, mtu=ctx.hostvar(host, "ipoib_mtu") or 2044,
-                                  mode=ctx.hostvar(host, "ipoib_mode") or "datagram")
+                plan = ipoib_plan(None, config, mtu=values.get("ipoib_mtu") or 2044,
+                                  mode=values.get("ipoib_mode") or "datagram")
             except (AnsibleFilterError, ValueError):
                 continue  # refused by that host's own checks
             out += host_addresses(host, plan)

@@ -248,6 +248,9 @@ class Ctx:
     def hostvar(self, host, name, default=None):
         return (self._hostvars.get(host) or {}).get(name, default)
 
+    def hostvalues(self, host, names):
+        return dict((name, value) for name, value in (self._hostvars.get(host) or {}).items() if name in names)
+
     def fact(self, host, name):
         return ((self._hostvars.get(host) or {}).get("ansible_facts") or {}).get(name)
 
