@@ -956,15 +956,14 @@ def performance_doc(data, stamp, table_text):
                   "| node | module run on the node | controller only | skipped | not told (templated name) |", "|---|---|---|---|---|"]
         lines += ["| %s | %d | %d | %d | %d |" % (h, c["node"], c["controller"], c["skipped"], c["unknown"]) for h, c in sorted(split.items())]
         lines += ["",
-                  "A ping is one module run on the node. Of the no-op's tasks, the few that run a module on the node read what",
-                  "must be read (one discovery, one firmware query per adapter, the pending record, the run lock, the kernel",
-                  "modules); most run on the controller only. (The flow that handed state from play to play ran 27 tasks per node in",
-                  "all, 81 over the 3 nodes: bench of 2026-11-25.) Each role stands alone, so each checks its own",
-                  "input before anything is changed: its argument spec, `preflight_vars` (unknown and refused settings), its",
-                  "asserts, and the facts it publishes for the roles after it. Each of these costs a worker fork and templating",
-                  "per host (about 0.1 to 0.2 s on this machine), with nothing to do on the node. That, not the node's work, is",
-                  "why the no-op is more than 10 pings. Folding a role's checks into one action per role would cut that count;",
-                  "handing state between plays again would not be worth its coupling.", ""]
+                  "A ping is one module run on the node. Each role is one task (its action plugin: checks, plan, facts and the",
+                  "modules it runs on the node; plugins/plugin_utils/role_step.py), so most of the no-op's tasks run a module on",
+                  "the node, and what they read must be read: one discovery, one firmware query per adapter, the pending record,",
+                  "the run lock, the kernel modules. (The flow that handed state from play to play ran 27 tasks per node in all,",
+                  "81 over the 3 nodes: bench of 2026-11-25; the chains of controller tasks that followed it, 126-141.) What keeps",
+                  "the no-op above 5 pings is the module runs themselves: each distinct module is built (AnsiBallZ) once per run",
+                  "and started in a Python of its own on the node, so a role's reads that one module could do cost one start each.",
+                  ""]
     if lab:
         lines += ["## Where the no-op converge spends its time (3 lab nodes, profile_tasks)", ""]
         lines += ["| task | s |", "|---|---|"] + ["| %s | %.2f |" % (t["task"].replace("|", "\\|"), t["s"]) for t in lab["noop_converge"]["slowest_tasks"]]
