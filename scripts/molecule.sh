@@ -38,8 +38,9 @@ has_leftovers() {
     grep -qs '^created: true' "${HOME}"/.ansible/tmp/molecule.*."${s}"/state.yml
 }
 
-# One line on the first failed task in the log $1 from byte $2 on: molecule's action, the task, its host and the start of
-# its message. It goes into the summary, which CI shows whole where it cuts a long output.
+# One line on the failed task of a run, in the log $1 from byte $2 on (the last failure before molecule's "Executed: Failed"
+# that was not followed by "...ignoring"): molecule's action, the task, its host and the start of its message. It goes
+# into the summary, which CI shows whole where it cuts a long output.
 first_failure() {
     tail -c +"$(($2 + 1))" "$1" | sed 's/\x1b\[[0-9;]*m//g' | awk '
         / > [a-z_]+\] Executing/ { action = $0; sub(/^.* > /, "", action); sub(/\].*$/, "", action) }
