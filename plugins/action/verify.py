@@ -188,7 +188,7 @@ class ActionModule(RoleAction):
             self._traffic_plan(s)
             return
         hosts = self.var("groups", {}).get("ib_nodes", []) if self.preflight else self.var("ansible_play_hosts_all")
-        self.refuse(verify.pair_problems(s, hosts) + traffic.threshold_problems(s)
+        self.refuse(verify.pair_problems(s, hosts) + traffic.threshold_problems(s) + [traffic.timeout_problem(s)]
                     + health.check_settings(port_health.settings_of(self)))
         if self.preflight:
             return

@@ -79,13 +79,31 @@ def _threshold_problem(value, where, key):
     return "%s: %r is not accepted%s; accepted: a number of %s greater than 0, such as %s" % (where, value, why, unit, example)
 
 
+def _on(settings):
+    """Whether the traffic step runs (verify_traffic, as the role reads it)."""
+    return str(settings.get("verify_traffic", False)).strip().lower() in ("1", "true", "yes", "on", "y")
+
+
+def timeout_problem(settings):
+    """Why ``verify_traffic_timeout`` bounds no perftest run, or None (also None when the traffic step is off). It bounds
+    each test, a server's wait for its client and a client's for its server: below one second nothing would run."""
+    value = settings.get("verify_traffic_timeout")
+    if not _on(settings) or value is None:
+        return None
+    number = _number(value)
+    if number is not None and number >= 1 and number == int(number):
+        return None
+    return ("verify_traffic_timeout: %r is not accepted; accepted: a whole number of seconds from 1, such as 60 (it bounds "
+            "each perftest run and a client's wait for its server)" % (value,))
+
+
 def threshold_problems(settings):
     """Sentences about thresholds that would judge no pair as the user meant: ``verify_traffic_min_bw_gbps`` and
     ``verify_traffic_max_lat_us`` not positive, and rows of ``verify_traffic_thresholds`` whose rate or values are not
     positive numbers (a unit written into the value: ``"180 Gb/s"``, ``"180G"``), that lack a value the fixed setting does
     not stand in for (setting the table replaces it whole), or that name a key the step does not read. None when the
     traffic step is off."""
-    if str(settings.get("verify_traffic", False)).strip().lower() not in ("1", "true", "yes", "on", "y"):
+    if not _on(settings):
         return []
     problems = []
     fixed = {}

@@ -83,3 +83,15 @@ def test_a_row_that_is_there_is_never_called_missing():
                                      ".min_bw_gbps is '180 Gb/s'")
     ok = traffic.plan({"a": node(DEFAULT), "b": node(DEFAULT)})["runs"][0]
     assert (ok["problem"], ok["min_bw_gbps"], ok["max_lat_us"]) == (None, 180.0, 6.0)
+
+
+@pytest.mark.parametrize("value, ok", [(60, True), ("120", True), (1, True), (0, False), (-5, False), (2.5, False),
+                                       ("soon", False), (None, True)])
+def test_the_traffic_timeout_is_a_whole_number_of_seconds_from_one(value, ok):
+    problem = traffic.timeout_problem({"verify_traffic": True, "verify_traffic_timeout": value})
+    assert (problem is None) is ok, problem
+    if not ok:
+        assert problem.startswith("verify_traffic_timeout: %r is not accepted" % (value,))
+        assert "a whole number of seconds from 1" in problem
+    # not checked when the traffic step is off
+    assert traffic.timeout_problem({"verify_traffic": False, "verify_traffic_timeout": value}) is None
