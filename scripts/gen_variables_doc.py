@@ -119,7 +119,8 @@ NOT_VARIABLES = {
     "infiniband_reboot_waiting": "the group that reboot.yml's group_by makes of the waiting nodes",
 }
 
-_PLAYBOOK_NAME = re.compile(r"\binfiniband_[a-z0-9_]+\b")
+# A node fact a playbook reads (ansible_facts.infiniband_hca) is no variable of the user's.
+_PLAYBOOK_NAME = re.compile(r"(?<!ansible_facts\.)\binfiniband_[a-z0-9_]+\b")
 # A YAML comment: a name mentioned there is not read.
 _COMMENT = re.compile(r"(^|\s)#.*$", re.MULTILINE)
 

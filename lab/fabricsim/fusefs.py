@@ -199,6 +199,11 @@ class SysfsOverlay(Operations):
             raise _error(errno.EROFS)
         return 0
 
+    def flush(self, path, fh):
+        # Answered ENOSYS once, the kernel sends no FLUSH again (fuse's no_flush): a close costs no round trip to this
+        # daemon, as closing a sysfs attribute costs the kernel nothing. Nothing is buffered here to flush.
+        raise _error(errno.ENOSYS)
+
     def statfs(self, path):
         return {"f_bsize": 4096, "f_frsize": 4096, "f_blocks": 0, "f_bfree": 0, "f_bavail": 0,
                 "f_files": 0, "f_ffree": 0, "f_namemax": 255}

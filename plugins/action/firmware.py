@@ -182,7 +182,8 @@ class ActionModule(RoleAction):
         s = self.settings
         rules, images = s.get("firmware_versions") or [], s.get("firmware_images") or []
         # sysfs first (running version and PSID): the rules and images are checked before a firmware tool is needed
-        hca = self.hca(pending=not self.preflight, writable=not self.preflight) if rules else {"hcas": []}
+        # with the node's record, proved writable (also in the run's preflight, whose reading the step then takes)
+        hca = self.hca(pending=True, writable=True) if rules else {"hcas": []}
         checked = {}
         plan = firmware.plan(firmware.cards_from(hca), rules, images, host=self.host)
         self._check(plan, s, checked)

@@ -45,7 +45,7 @@ class ActionModule(RoleAction):
         default = None if s.get("link_type_default") == "keep" else s.get("link_type_default")
         # with the node's record (proved writable) when the adapters are read anyway: link_type records what waits for a
         # reboot, so a node where nothing could record it stops here, before the firmware is set
-        hca = self.hca(pending=not self.preflight and not self.current("infiniband_hca"), writable=not self.preflight)
+        hca = self.hca(pending=not self.current("infiniband_hca"), writable=True)
         plan = link_type.plan(hca, default, s.get("link_type_adapters") or [])
         self.returns(plan=plan)
         if self.preflight:

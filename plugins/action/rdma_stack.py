@@ -57,8 +57,9 @@ class ActionModule(RoleAction):
         """Facts (unless the host has them) and the installed packages, in one node_facts run."""
         have = self._vars.get("ansible_facts") or {}
         gather = "distribution" not in have or "architecture" not in have
-        result = self.module("node_facts", dict(facts=gather, packages=rs.queried(s)),
-                             what="read the distribution and which RDMA packages are installed", check_mode=False)
+        what = "read the distribution and which RDMA packages are installed"
+        result = self.kept_read("packages", dict(packages=rs.queried(s)), what=what, read=lambda: self.module(
+            "node_facts", dict(facts=gather, packages=rs.queried(s)), what=what, check_mode=False))
         facts = dict(have)
         facts.update(_unprefixed(result.get("ansible_facts")))
         return facts, dict(result.get("packages") or {})
@@ -68,8 +69,9 @@ class ActionModule(RoleAction):
         (modprobe -n), so that a misspelt one is refused before anything is written; it also tells whether the boot file
         or a load has work. DOCA-OFED's modules exist only once its package is installed: before that, not resolved."""
         load = s.get("rdma_stack_flavour") == "inbox" or doca_kernel
-        result = self._raw(KMOD, dict(names=s["rdma_stack_modules"], boot_file=rs.MODULES_FILE, report=["mlx_compat"], load=load),
-                           what="resolve the kernel modules of rdma_stack_modules, loading nothing", check_mode=True)
+        args = dict(names=s["rdma_stack_modules"], boot_file=rs.MODULES_FILE, report=["mlx_compat"], load=load)
+        what = "resolve the kernel modules of rdma_stack_modules, loading nothing"
+        result = self.kept_read("modules", args, what=what, read=lambda: self._raw(KMOD, args, what=what, check_mode=True))
         self.refuse(rs.kernel_module_problems(result, "rdma_stack_modules"), suffix=None)
         return result
 

@@ -375,7 +375,9 @@ ansible_facts:
       description: Always V(false). Modules that change the adapters, the VFs or the RDMA netns mode set it to V(true).
       type: bool
     infiniband_pending:
-      description: RV(pending), with C(run_id), when O(pending=true).
+      description:
+        - RV(pending), with C(run_id), when O(pending=true); with O(pending_writable=true) also C(writable=true), so that a role's
+          step that needs the record writable does not read the node again in the same run.
       type: dict
     infiniband_pending_stale:
       description: V(false) when O(pending=true).
@@ -554,6 +556,8 @@ class HcaInfo(object):
                     self.module.fail_json(msg=pending.unwritable_message(
                         path, reason, "A change that waits for a reboot must not be made on this node until it can be recorded."))
             facts["infiniband_pending"] = dict(result["pending"], run_id=stamp["run_id"])
+            if self.module.params["pending_writable"]:
+                facts["infiniband_pending"]["writable"] = True
             facts["infiniband_pending_stale"] = False
             if self.module.params["pending_fail_on_tried"] and result["pending"]["tried"]:
                 self.module.fail_json(msg=pending.tried_message(

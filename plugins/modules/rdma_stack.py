@@ -31,7 +31,9 @@ description:
   - After a change (or on every run with C(rdma_stack_verify=always)), checks that C(ibv_devinfo -l) lists every RDMA device of
     the kernel and that C(rdma system show) works.
   - A run that changes nothing runs M(fabric.infiniband.node_facts) and M(fabric.infiniband.kernel_modules) in check mode (with
-    DOCA-OFED also the repository's modules and M(fabric.infiniband.pending_action)).
+    DOCA-OFED also the repository's modules and M(fabric.infiniband.pending_action)). After the run's preflight
+    (C(playbooks/preflight.yml)), which ran the same two reads, it takes their answers (the fact C(infiniband_preflight_reads) of
+    the run) and runs neither again.
 author:
   - fabric.infiniband developers (@fabric-infiniband)
 extends_documentation_fragment:

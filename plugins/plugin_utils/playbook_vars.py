@@ -57,6 +57,8 @@ FACTS = (
     "infiniband_pending",
     "infiniband_pending_stale",
     "infiniband_preflight",
+    # what the run's preflight read for a role's step later in the run, which takes it once (role_step.RoleAction.kept_read)
+    "infiniband_preflight_reads",
 )
 
 # infiniband_* words that are no variables: a group the reboot play makes (group_by), a sysfs class

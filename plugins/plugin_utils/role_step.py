@@ -54,6 +54,11 @@ _DEFAULTS = {}
 # every other host on every host (sriov's fleet GUIDs, firmware's unmatched rules), that made a fleet run quadratic: over
 # 1 CPU-s per host and read at 50 hosts.
 UNTEMPLATED = frozenset(("ansible_facts",))
+# The fact of the readings the run's preflight keeps for a role's step later in the run (RoleAction.kept_read), and what of a
+# module's answer it leaves out (Ansible's keys of a result, the module's facts: the preflight published them).
+KEPT_READS = "infiniband_preflight_reads"
+KEPT_DROP = frozenset(("ansible_facts", "invocation", "diff", "_ansible_no_log", "_ansible_parsed", "_ansible_verbose_override",
+                       "warnings", "deprecations"))
 
 
 def other_host_values(task_vars, templar, host, names):
@@ -193,8 +198,18 @@ class RoleAction(ActionBase):
         ``writable`` (with ``pending``): the read also proves that the node's pending-action record can be written
         (hca_info's ``pending_writable``), so that a role that records what waits for a reboot stops before its first change
         where nothing could record it. A reading current for this run is not read again (in nodes.yml the first step that reads
-        is firmware's or link_type's, both with ``writable``)."""
-        if not self.current("infiniband_hca") or (pending and not self.current("infiniband_pending")):
+        is firmware's or link_type's, both with ``writable``).
+
+        In the run's preflight the record is always read with the adapters: one read before any change serves every step
+        of the run after it, each of which reads again only where a module has marked the fact stale since. A reading
+        proved writable says so (``writable`` in the fact infiniband_pending), so that a step that asks for it does not
+        read again."""
+        if self.preflight:
+            pending = True
+        record = self.fact("infiniband_pending")
+        proved = isinstance(record, Mapping) and record.get("writable") is True
+        if (not self.current("infiniband_hca") or (pending and not self.current("infiniband_pending"))
+                or (pending and writable and not proved)):
             args = {"run_id": self.run_id}
             if pending:
                 args["pending"] = True
@@ -203,6 +218,30 @@ class RoleAction(ActionBase):
             # a read: the same in check mode
             self.module("hca_info", args, what=what, check_mode=False)
         return self.fact("infiniband_hca")
+
+    def kept_read(self, key, match, read, what):
+        """The answer of ``read()``, a module run that only reads, kept from the run's preflight where it can be.
+
+        In the run's preflight the answer is kept in the fact infiniband_preflight_reads (stamped with the run, under the
+        role's name and ``key``, with ``match``: the options it was read with). The role's own step later in the same run
+        takes it instead of reading the node again, once, when ``match`` is the same; otherwise, and outside a preflight's
+        run (the role alone), it reads. Only for a reading nothing but this role's step changes on the node in between
+        (rdma_stack: the installed packages, its kernel modules' check-mode run)."""
+        kept = self.fact(KEPT_READS)
+        reads = dict(kept.get("reads") or {}) if isinstance(kept, Mapping) and kept.get("run_id") == self.run_id else {}
+        name = "%s:%s" % (self.ROLE, key)
+        match = plain(match)
+        if not self.preflight:
+            entry = reads.pop(name, None)
+            if isinstance(entry, Mapping) and entry.get("match") == match and isinstance(entry.get("result"), Mapping):
+                self.publish(**{KEPT_READS: dict(run_id=self.run_id, reads=reads)})
+                self._ran.append(dict(module="(the preflight's reading)", label=what, changed=False, failed=False))
+                return dict(entry["result"])
+            return read()
+        result = read()
+        reads[name] = dict(match=match, result=plain(dict((k, v) for k, v in result.items() if k not in KEPT_DROP)))
+        self.publish(**{KEPT_READS: dict(run_id=self.run_id, reads=reads)})
+        return result
 
     def module(self, name, args, what=None, check_mode=None, label=None):
         """Run a module of the collection (or a FQCN) on the node with ``args``; its changed, diff and facts go into the
