@@ -57,9 +57,11 @@ class ActionModule(RoleAction):
         """Facts (unless the host has them) and the installed packages, in one node_facts run."""
         have = self._vars.get("ansible_facts") or {}
         gather = "distribution" not in have or "architecture" not in have
+        packages = rs.queried(s)
         what = "read the distribution and which RDMA packages are installed"
-        result = self.kept_read("packages", dict(packages=rs.queried(s)), what=what, read=lambda: self.module(
-            "node_facts", dict(facts=gather, packages=rs.queried(s)), what=what, check_mode=False))
+        # compared without ``facts``: the preflight gathered them into the host's facts, so the step asks for none
+        result = self.kept_read("packages", dict(packages=packages), what=what, read=lambda: self.module(
+            "node_facts", dict(facts=gather, packages=packages), what=what, check_mode=False))
         facts = dict(have)
         facts.update(_unprefixed(result.get("ansible_facts")))
         return facts, dict(result.get("packages") or {})

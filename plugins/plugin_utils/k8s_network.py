@@ -507,7 +507,8 @@ def inventory_addresses(ctx, hosts):
 
     out = []
     for host in hosts:
-        values = ctx.hostvalues(host, ("ipoib_config", "ipoib_mtu", "ipoib_mode", "ipoib_interfaces", "ansible_facts"))
+        own = host == ctx.host
+        values = ctx.hostvalues(host, ("ipoib_config", "ipoib_mtu", "ipoib_mode", "ipoib_interfaces") + (() if own else ("ansible_facts",)))
         config = values.get("ipoib_config")
         if config:
             try:
@@ -517,9 +518,9 @@ def inventory_addresses(ctx, hosts):
                 continue  # refused by that host's own checks
             out += host_addresses(host, plan)
             continue
-        facts = values.get("ansible_facts") if host != ctx.host else None
-        published = ((facts or {}).get("ipoib_interfaces") if host != ctx.host else ctx.fact(host, "ipoib_interfaces")) \
-            or values.get("ipoib_interfaces")
+        # the host's published fact (this host's as the step sees it), else its inventory's
+        fact = ctx.fact(host, "ipoib_interfaces") if own else (values.get("ansible_facts") or {}).get("ipoib_interfaces")
+        published = fact or values.get("ipoib_interfaces")
         if published:
             out += host_addresses(host, published, published=True)
     return out

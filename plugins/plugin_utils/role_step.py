@@ -197,13 +197,12 @@ class RoleAction(ActionBase):
 
         ``writable`` (with ``pending``): the read also proves that the node's pending-action record can be written
         (hca_info's ``pending_writable``), so that a role that records what waits for a reboot stops before its first change
-        where nothing could record it. A reading current for this run is not read again (in nodes.yml the first step that reads
-        is firmware's or link_type's, both with ``writable``).
+        where nothing could record it. A reading current for this run is not read again.
 
-        In the run's preflight the record is always read with the adapters: one read before any change serves every step
-        of the run after it, each of which reads again only where a module has marked the fact stale since. A reading
-        proved writable says so (``writable`` in the fact infiniband_pending), so that a step that asks for it does not
-        read again."""
+        In the run's preflight the record is always read with the adapters (proved writable where firmware or link_type
+        asks): one read before any change serves every step of the run after it, each of which reads again only where a
+        module has marked the fact stale since. A reading proved writable says so (``writable`` in the fact
+        infiniband_pending), so that a step that asks for it does not read again."""
         if self.preflight:
             pending = True
         record = self.fact("infiniband_pending")

@@ -79,9 +79,16 @@ def _threshold_problem(value, where, key):
     return "%s: %r is not accepted%s; accepted: a number of %s greater than 0, such as %s" % (where, value, why, unit, example)
 
 
+def truthy(value):
+    """A boolean setting as the verify role reads it (verify_traffic, verify_fail, ...)."""
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in ("1", "true", "yes", "on", "y")
+
+
 def _on(settings):
-    """Whether the traffic step runs (verify_traffic, as the role reads it)."""
-    return str(settings.get("verify_traffic", False)).strip().lower() in ("1", "true", "yes", "on", "y")
+    """Whether the traffic step runs."""
+    return truthy(settings.get("verify_traffic", False))
 
 
 def timeout_problem(settings):

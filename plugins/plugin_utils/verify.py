@@ -66,10 +66,7 @@ UNKNOWN = ("left the play before verify: failed or unreachable in a task that re
            "(the run's output names the task)")
 
 
-def truthy(value):
-    if isinstance(value, bool):
-        return value
-    return str(value).strip().lower() in ("1", "true", "yes", "on", "y")
+truthy = traffic.truthy
 
 
 def pair_problems(settings, hosts):

@@ -15,16 +15,10 @@ import pytest
 from ansible_collections.fabric.infiniband.plugins.action import gpudirect as action_mod
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import gpudirect as gd
 from ansible_collections.fabric.infiniband.plugins.plugin_utils.role_step import StepFailed
+from ansible_collections.fabric.infiniband.tests.unit.plugins.action.step_harness import bare_step
 
 BRIDGE = "0000:4a:03.0"
 RUN = "ctl:1:1"
-
-
-class _Task:
-    def __init__(self, preflight=False, check_mode=False):
-        self.args = {"preflight": preflight}
-        self.check_mode = check_mode
-        self.diff = False
 
 
 def _info(redirect=True, peermem_loaded=False, mode="passthrough"):
@@ -73,13 +67,8 @@ def _files(conf=None, unit=False, modules_load=False, pending=None, setpci=True)
 def _step(settings, info, files=None, preflight=False, check_mode=False):
     """The step with ``settings`` on a node that answers ``info`` (gpudirect_info, its files ``files``). Returns the module
     runs (name, the argument of interest) and the action."""
-    action = action_mod.ActionModule.__new__(action_mod.ActionModule)
-    action._task = _Task(preflight, check_mode)
-    action._vars = {"inventory_hostname": "node01"}
-    action._facts = {}
-    action._out_facts, action._returns, action._ran, action._diff = {}, {}, [], []
-    action._changed = False
-    action.run_id = RUN
+    action = bare_step(action_mod.ActionModule, {"inventory_hostname": "node01"}, preflight=preflight, check_mode=check_mode,
+                       run_id=RUN)
     action.settings = dict(settings)
     ran = []
 

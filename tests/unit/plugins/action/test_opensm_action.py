@@ -13,6 +13,7 @@ import pytest
 
 from ansible_collections.fabric.infiniband.plugins.action import opensm as action_mod
 from ansible_collections.fabric.infiniband.plugins.plugin_utils.role_step import StepFailed
+from ansible_collections.fabric.infiniband.tests.unit.plugins.action.step_harness import bare_step
 
 RUN = "ctl:1:1"
 SM1, SM2, C1, VF = "0xb8cef60300a10010", "0xb8cef60300a20020", "0xb8cef60300a30030", "0xb8cef60300a3f001"
@@ -24,19 +25,6 @@ PARTITIONS = [{"name": "compute", "pkey": "0x0010", "members": ["compute"]},
 def hca(guid, run=RUN):
     return {"run_id": run, "hcas": [{"rdma_device": "mlx5_0", "is_vf": False,
                                      "ports": [{"port": 1, "link_layer": "InfiniBand", "port_guid": guid}]}]}
-
-
-class _Task:
-    def __init__(self, preflight=False, check_mode=False):
-        self.args = {"preflight": preflight}
-        self.check_mode = check_mode
-        self.diff = False
-
-
-class _Templar:
-    @staticmethod
-    def template(value):
-        return value
 
 
 def _hostvars(sm2_hca=None, c1_hca=None):
@@ -52,16 +40,10 @@ def _step(settings=None, own=None, hostvars=None, preflight=False, check_mode=Fa
     """The step on sm1 with ``settings`` (the role's defaults otherwise), its own reading ``own`` in the host's facts (read by
     the replaced hca_info otherwise), the other hosts' ``hostvars``; ``written``: the templates that change something.
     Returns the runs (name, the argument of interest) and the action."""
-    action = action_mod.ActionModule.__new__(action_mod.ActionModule)
-    action._task = _Task(preflight, check_mode)
-    action._templar = _Templar()
-    action._vars = {"inventory_hostname": "sm1", "groups": GROUPS, "hostvars": hostvars if hostvars is not None else _hostvars(),
-                    "ansible_run_tags": run_tags or ["all"], "ansible_skip_tags": skip_tags or []}
-    action._facts = {"infiniband_hca": own} if own else {}
-    action._out_facts, action._returns, action._ran, action._diff = {}, {}, [], []
-    action._notes = {"warnings": [], "deprecations": []}
-    action._changed = False
-    action.run_id = RUN
+    action = bare_step(action_mod.ActionModule, {
+        "inventory_hostname": "sm1", "groups": GROUPS, "hostvars": hostvars if hostvars is not None else _hostvars(),
+        "ansible_run_tags": run_tags or ["all"], "ansible_skip_tags": skip_tags or []},
+        facts={"infiniband_hca": own} if own else {}, preflight=preflight, check_mode=check_mode, run_id=RUN)
     action.settings = dict({"opensm_partitions": PARTITIONS}, **(settings or {}))
     ran = [] if ran is None else ran
     dirs = {"missing": missing_dir}

@@ -14,22 +14,10 @@ import pytest
 from ansible_collections.fabric.infiniband.plugins.action.sriov import ActionModule
 from ansible_collections.fabric.infiniband.plugins.module_utils import sriov as sriov_utils
 from ansible_collections.fabric.infiniband.plugins.plugin_utils.role_step import StepFailed
+from ansible_collections.fabric.infiniband.tests.unit.plugins.action.step_harness import bare_step
 
 PF = "0000:3b:00.0"
 RUN = "ctl:1:1"
-
-
-class _Task:
-    def __init__(self, preflight):
-        self.args = {"preflight": preflight}
-        self.check_mode = False
-        self.diff = False
-
-
-class _Templar:
-    @staticmethod
-    def template(value):
-        return value
 
 
 def _scheme(host, count=2, prefix=0x02FA):
@@ -50,15 +38,9 @@ def _hca(vf_guids=(), run_id=RUN):
 def _step(others, settings, hca, preflight=False, play=("node01",), from_run=()):
     """node01's step with ``settings``, its reading ``hca``, the other hosts' hostvars ``others`` and the GUID settings this
     run's extra vars set (``from_run``). Returns the modules it ran and what it published; a refusal raises StepFailed."""
-    action = ActionModule.__new__(ActionModule)
-    action._task = _Task(preflight)
-    action._templar = _Templar()
     hostvars = dict(others, node01={})
-    action._vars = {"inventory_hostname": "node01", "hostvars": hostvars, "groups": {"all": sorted(hostvars)},
-                    "ansible_play_hosts": list(play)}
-    action._facts = {"infiniband_hca": hca}
-    action._out_facts, action._returns, action._ran = {}, {}, []
-    action.run_id = RUN
+    action = bare_step(ActionModule, {"inventory_hostname": "node01", "hostvars": hostvars, "groups": {"all": sorted(hostvars)},
+                                      "ansible_play_hosts": list(play)}, facts={"infiniband_hca": hca}, preflight=preflight, run_id=RUN)
     action.settings = dict({"sriov_guid_mode": "scheme", "sriov_guid_prefix": "0x02fa", "sriov_guid_host_id": None,
                             "sriov_allow_guid_change": False}, **settings)
     ran = []

@@ -18,15 +18,9 @@ import pytest
 
 from ansible_collections.fabric.infiniband.plugins.plugin_utils import role_step
 from ansible_collections.fabric.infiniband.plugins.plugin_utils.role_step import RoleAction
+from ansible_collections.fabric.infiniband.tests.unit.plugins.action.step_harness import bare_step
 
 RUN = "ctl:1:1"
-
-
-class _Task:
-    def __init__(self, preflight):
-        self.args = {"preflight": preflight}
-        self.check_mode = False
-        self.diff = False
 
 
 class _Step(RoleAction):
@@ -34,14 +28,7 @@ class _Step(RoleAction):
 
 
 def _action(facts, preflight=False, answers=None):
-    action = _Step.__new__(_Step)
-    action._task = _Task(preflight)
-    action._vars = {"inventory_hostname": "node01"}
-    action._facts = dict(facts)
-    action._out_facts, action._returns, action._ran, action._diff = {}, {}, [], []
-    action._notes = {"warnings": [], "deprecations": []}
-    action._changed = False
-    action.run_id = RUN
+    action = bare_step(_Step, {"inventory_hostname": "node01"}, facts=facts, preflight=preflight, run_id=RUN)
     runs = []
 
     def execute(module_name, module_args, task_vars):
