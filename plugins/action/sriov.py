@@ -100,20 +100,25 @@ class ActionModule(RoleAction):
         return status
 
     def _vfs(self, plan, s):
-        for pf in plan["pfs"]:
-            if pf["ready_now"]:
-                self.module("sriov_vfs", dict(pf=pf["pf"], num_vfs=pf["num_vfs"], link_state=pf["link_state"], vfs=pf["vfs"],
-                                              allow_recreate=_bool(s.get("sriov_allow_vf_recreate")),
-                                              rebind=_bool(s.get("sriov_rebind"), True)),
-                            what="VFs of %s (%d)" % (pf["pf"], pf["num_vfs"]))
-
-    def _boot_unit(self, plan, s):
-        """The unit that makes the VFs again at every boot (never started here), or its removal."""
+        """The VFs of each PF whose firmware allows them now, and the unit that makes them again at every boot (never started
+        here), or its removal: the unit goes with the last PF's run (one module run on a node with one PF), alone when no PF
+        gets its VFs now."""
         persisted = _bool(s.get("sriov_persist"), True) and len(plan["pfs"]) > 0
         # state absent removes the unit and the files by their paths
-        self.module("boot_unit", dict(name=UNIT, state="present" if persisted else "absent", unit=_file(UNIT), files=[
+        unit = dict(name=UNIT, state="present" if persisted else "absent", unit=_file(UNIT), files=[
             dict(path=BOOT_JSON, content=to_nice_json(plan["boot"], sort_keys=True) + "\n", mode="0644"),
-            dict(path=APPLY, content=_file("sriov-apply"), mode="0644")]), what="the boot-time unit %s" % UNIT)
+            dict(path=APPLY, content=_file("sriov-apply"), mode="0644")])
+        ready = [pf for pf in plan["pfs"] if pf["ready_now"]]
+        for index, pf in enumerate(ready):
+            args = dict(pf=pf["pf"], num_vfs=pf["num_vfs"], link_state=pf["link_state"], vfs=pf["vfs"],
+                        allow_recreate=_bool(s.get("sriov_allow_vf_recreate")), rebind=_bool(s.get("sriov_rebind"), True))
+            what = "VFs of %s (%d)" % (pf["pf"], pf["num_vfs"])
+            if index == len(ready) - 1:
+                args["boot_unit"] = unit
+                what += " and the boot-time unit %s" % UNIT
+            self.module("sriov_vfs", args, what=what)
+        if not ready:
+            self.module("boot_unit", unit, what="the boot-time unit %s" % UNIT)
 
     # --- the step --------------------------------------------------------------------------------------------------
 
@@ -172,4 +177,3 @@ class ActionModule(RoleAction):
         if short:
             raise StepFailed(sriov.short_message(short))
         self._vfs(plan, s)
-        self._boot_unit(plan, s)

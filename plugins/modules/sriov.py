@@ -29,8 +29,10 @@ description:
   - Runs M(fabric.infiniband.mlxconfig) once per card whose firmware allows fewer VFs than asked, and records what waits for a
     reboot with M(fabric.infiniband.pending_action) (entry C(sriov)), or removes the entry once nothing does.
   - Makes the VFs of each PF whose firmware allows them now (M(fabric.infiniband.sriov_vfs)) and installs the boot-time unit
-    C(fabric-infiniband-sriov.service) (M(fabric.infiniband.boot_unit)), or removes it when no PF is listed or
-    C(sriov_persist=false); fails when a PF's firmware allows fewer VFs than asked and no firmware change waits.
+    C(fabric-infiniband-sriov.service), or removes it when no PF is listed or C(sriov_persist=false); the unit goes with the
+    last PF's run (O(fabric.infiniband.sriov_vfs#module:boot_unit)), so a node with one PF runs one module for both, and
+    with M(fabric.infiniband.boot_unit) alone when no PF gets its VFs now. Fails when a PF's firmware allows fewer VFs than
+    asked and no firmware change waits.
   - Never reboots.
 options:
   firmware_only:

@@ -38,7 +38,8 @@ attributes:
   diff_mode:
     support: full
     details:
-      - The diff shows the VF count and each VF's GUIDs and link state before and after.
+      - The diff shows the VF count and each VF's GUIDs and link state before and after; with O(boot_unit), also one entry per file
+        of the unit that would change and one for its enabled state.
 options:
   pf:
     description:
@@ -106,6 +107,57 @@ options:
       - With V(false), the change is reported in RV(rebind_pending) and takes effect when the VF's driver next binds.
     type: bool
     default: true
+  boot_unit:
+    description:
+      - A systemd unit that makes the VFs again at every boot, with the files it needs, installed (or removed) after the VFs are
+        set, in the same module run. What M(fabric.infiniband.boot_unit) does with the same options; the
+        P(fabric.infiniband.sriov#role) role gives its unit here, so that the VFs now and at every boot cost one run on the node.
+      - Never starts the unit.
+    type: dict
+    suboptions:
+      name:
+        description:
+          - The unit's name, for example V(fabric-infiniband-sriov.service). The unit file is C(/etc/systemd/system/<name>).
+        type: str
+        required: true
+      unit:
+        description:
+          - The content of the unit file. Written with mode C(0644). Required with O(boot_unit.state=present).
+        type: str
+      files:
+        description:
+          - The files the unit needs, such as its program and its configuration, written before the unit file.
+          - With O(boot_unit.state=absent) only their O(boot_unit.files[].path) is used, to remove them.
+        type: list
+        elements: dict
+        default: []
+        suboptions:
+          path:
+            description:
+              - The file's absolute path.
+            type: str
+            required: true
+          content:
+            description:
+              - The file's content. Required with O(boot_unit.state=present).
+            type: str
+          mode:
+            description:
+              - The file's mode, in octal, for example V(0755).
+            type: str
+            default: "0644"
+      state:
+        description:
+          - V(present) installs the files and the unit, V(absent) disables the unit and removes it and the files.
+        type: str
+        choices: [present, absent]
+        default: present
+      enabled:
+        description:
+          - Whether the unit is enabled, that is whether it runs at the next boot.
+          - Ignored with O(boot_unit.state=absent).
+        type: bool
+        default: true
 notes:
   - Writing C(sriov_numvfs) and binding drivers needs root (use become).
   - A VF moved into a pod keeps its PCI function; rebinding it takes it from the pod. Run with O(rebind=false) on nodes
@@ -142,6 +194,22 @@ EXAMPLES = r"""
   fabric.infiniband.sriov_vfs:
     pf: ib0
     num_vfs: 0
+  become: true
+
+- name: Two VFs now, and a unit that makes them again at every boot (the same run)
+  fabric.infiniband.sriov_vfs:
+    pf: "0000:3b:00.0"
+    num_vfs: 2
+    boot_unit:
+      name: example-vfs.service
+      unit: |
+        [Unit]
+        Description=Two VFs on 0000:3b:00.0
+        [Service]
+        Type=oneshot
+        ExecStart=/bin/sh -c 'echo 2 > /sys/bus/pci/devices/0000:3b:00.0/sriov_numvfs'
+        [Install]
+        WantedBy=multi-user.target
   become: true
 """
 
@@ -219,6 +287,36 @@ cmd:
   returned: always
   type: list
   elements: str
+boot_unit:
+  description:
+    - With O(boot_unit), what M(fabric.infiniband.boot_unit) returns for the unit (its diff is in the module's own).
+  returned: when O(boot_unit) is given
+  type: dict
+  contains:
+    written:
+      description: The files written because their content differed (in check mode, that would be), the unit file last.
+      type: list
+      elements: str
+    attributes_set:
+      description: The files whose content was right and whose mode, owner or group was set.
+      type: list
+      elements: str
+    removed:
+      description: With O(boot_unit.state=absent), the files removed, the unit file first.
+      type: list
+      elements: str
+    enabled:
+      description: Whether the unit is enabled after the task (in check mode, would be).
+      type: bool
+    changed:
+      description: Whether the unit or its files changed (in check mode, would).
+      type: bool
+    cmds:
+      description: The C(systemctl) commands run, in order.
+      type: list
+      elements: list
+  sample: {written: [], attributes_set: [], removed: [], enabled: true, changed: false,
+           cmds: [[/usr/bin/systemctl, is-enabled, fabric-infiniband-sriov.service]]}
 """
 
 import copy
@@ -227,6 +325,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.fabric.infiniband.plugins.module_utils import boot_unit
 from ansible_collections.fabric.infiniband.plugins.module_utils import common
 from ansible_collections.fabric.infiniband.plugins.module_utils import iplink
 from ansible_collections.fabric.infiniband.plugins.module_utils import pci
@@ -251,6 +350,7 @@ def argument_spec():
         drivers_autoprobe=dict(type="bool"),
         allow_recreate=dict(type="bool", default=False),
         rebind=dict(type="bool", default=True),
+        boot_unit=dict(type="dict", options=boot_unit.argument_spec(), required_if=boot_unit.REQUIRED_IF),
     )
     return spec
 
@@ -502,9 +602,30 @@ class SriovVfs(ToolModule):
                                    "link_state": vf.get("link_state")} for vf in state["vfs"]}}
 
 
+def with_boot_unit(module, unit, result):
+    """The VFs' result with ``unit`` (O(boot_unit)) installed (or removed) after them, in the same run."""
+    unit.outer = result
+    done = unit.apply()
+    diff = done.pop("diff", None)
+    result["boot_unit"] = done
+    if done["changed"]:
+        result["changed"] = True
+    if module._diff:
+        result["diff"] = ([result["diff"]] if result.get("diff") else []) + list(diff or [])
+    return result
+
+
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    module.exit_json(**common.mark_stale(module, SriovVfs(module).apply(), "hca"))
+    unit = None
+    if module.params["boot_unit"]:
+        unit = boot_unit.BootUnit(module, module.params["boot_unit"], option="boot_unit")
+        unit.wanted()  # its paths, modes and contents are refused before any VF is touched
+    # the VFs' facts are stale when the VFs changed; the unit is no fact of the node
+    result = common.mark_stale(module, SriovVfs(module).apply(), "hca")
+    if unit is not None:
+        result = with_boot_unit(module, unit, result)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

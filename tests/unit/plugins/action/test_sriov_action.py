@@ -44,7 +44,8 @@ def _step(others, settings, hca, preflight=False, play=("node01",), from_run=())
     action.settings = dict({"sriov_guid_mode": "scheme", "sriov_guid_prefix": "0x02fa", "sriov_guid_host_id": None,
                             "sriov_allow_guid_change": False}, **settings)
     ran = []
-    action.module = lambda name, args, **kwargs: ran.append(name) or {}
+    # a module's name, with "+boot_unit" when its arguments carry the boot-time unit
+    action.module = lambda name, args, **kwargs: ran.append(name + ("+boot_unit" if args.get("boot_unit") else "")) or {}
     action.hca = lambda **kwargs: hca
     action._run_settings = lambda: tuple(from_run)
     action.step()
@@ -131,7 +132,7 @@ def test_a_host_of_the_play_not_read_yet_is_checked_by_its_scheme_space():
         _step({"node02": NODE02_SCHEME}, settings, _hca(_scheme(0x01010101)), play=play)
     # new VFs (no GUID change) go on beside a host of another host id that was not read
     ran, _facts = _step({"node02": NODE02_SCHEME}, {"sriov_pfs": [{"pf": PF, "num_vfs": 2}]}, _hca(), play=play)
-    assert ran[-2:] == ["sriov_vfs", "boot_unit"]
+    assert ran[-1:] == ["sriov_vfs+boot_unit"]
     # the role alone on two fresh hosts given one sriov_guid_host_id: neither was read when the other's step ran
     for preflight in (True, False):
         with pytest.raises(StepFailed, match=r"node01 \(sriov_guid_host_id: 7 of host node01\) and node02 \(sriov_guid_host_id: 7"):
@@ -140,4 +141,4 @@ def test_a_host_of_the_play_not_read_yet_is_checked_by_its_scheme_space():
     # after the preflight, its reading of this run plans it
     ran, _facts = _step({"node02": dict(NODE02_SCHEME, ansible_facts={"infiniband_hca": _hca()})}, settings,
                         _hca(_scheme(0x01010101)), play=play)
-    assert ran[-2:] == ["sriov_vfs", "boot_unit"]
+    assert ran[-1:] == ["sriov_vfs+boot_unit"]

@@ -16,6 +16,7 @@ import pwd
 
 import pytest
 
+from ansible_collections.fabric.infiniband.plugins.module_utils import boot_unit as unit_utils
 from ansible_collections.fabric.infiniband.plugins.modules import boot_unit
 from ansible_collections.fabric.infiniband.tests.unit.conftest import run_module
 
@@ -39,9 +40,9 @@ NOT_FOUND = {"argv": IS_ENABLED, "rc": 1, "err": "Failed to get unit file state 
 
 @pytest.fixture
 def paths(tmp_path, monkeypatch):
-    monkeypatch.setattr(boot_unit, "UNIT_DIR", str(tmp_path / "etc" / "systemd" / "system"))
-    monkeypatch.setattr(boot_unit, "OWNER", pwd.getpwuid(os.getuid()).pw_name)
-    monkeypatch.setattr(boot_unit, "GROUP", grp.getgrgid(os.getgid()).gr_name)
+    monkeypatch.setattr(unit_utils, "UNIT_DIR", str(tmp_path / "etc" / "systemd" / "system"))
+    monkeypatch.setattr(unit_utils, "OWNER", pwd.getpwuid(os.getuid()).pw_name)
+    monkeypatch.setattr(unit_utils, "GROUP", grp.getgrgid(os.getgid()).gr_name)
     return dict(
         unit=str(tmp_path / "etc" / "systemd" / "system" / NAME),
         conf=str(tmp_path / "etc" / "fabric-infiniband" / "test.json"),
