@@ -12,7 +12,8 @@ short_description: Read the health of a host's InfiniBand ports twice, some seco
 version_added: 0.1.0
 description:
   - Reads, for every port of every RDMA device, its state, physical state, width and speed (from the kernel's C(rate) file) and
-    its error counters, and reads the counters again O(interval) seconds later, so that their growth within this run is known.
+    its error counters, and reads the counters again at least O(interval) seconds later, so that their growth within this run is
+    known. The other attributes are read between the two readings of the counters, so the wait is shorter by the time they take.
   - Also reports how often each port's link went down since the last run (RV(ports[].link_downed_since_last_run)). The
     C(link_downed) counter is kept in a small record in the node's state directory (O(state_path)) at each run, and compared at the next.
   - Judges nothing; P(fabric.infiniband.verify#role) judges what it reads against the expected width, speed and thresholds.
@@ -32,7 +33,7 @@ options:
     elements: str
   interval:
     description:
-      - Seconds between the two reads of the counters (ibdiagnet reads port counters over one second by default).
+      - Seconds between the two reads of the counters, at least (ibdiagnet reads port counters over one second by default).
       - V(0) reads once; the growth is then V(0) for every counter.
     type: float
     default: 1
@@ -167,26 +168,27 @@ class PortHealth(object):
         self.module = module
         self.fs = sysfs.Sysfs(module.params["sysfs_root"])
 
-    def ports(self):
+    def port_names(self):
+        """(device, port number) of every port to read, sorted; a listed device that does not exist is warned about."""
         wanted = set(self.module.params["devices"] or [])
         devices = [d for d in self.fs.ib_devices() if not wanted or d in wanted]
         for name in sorted(wanted - set(devices)):
             self.module.warn("devices: no RDMA device %s" % name)
-        ports = []
-        for device in devices:
+        return sorted((device, int(entry)) for device in devices
+                      for entry in self.fs.listdir("class", "infiniband", device, "ports") if entry.isdigit())
+
+    def describe(self, device, number, models):
+        """One port's state, rate, link layer and GUID, with its PCI function, model and whether it is a VF (``models``: the
+        PCI function and model of each device read so far)."""
+        if device not in models:
             bdf = self.fs.ib_pci_address(device)
-            model = None
-            if bdf:
-                model = sysfs.pci_model(self.fs.read("bus", "pci", "devices", bdf, "vendor"),
-                                        self.fs.read("bus", "pci", "devices", bdf, "device"))[0]
-            for entry in self.fs.listdir("class", "infiniband", device, "ports"):
-                if entry.isdigit():
-                    port = porthealth.read_port(self.fs, device, int(entry))
-                    port.update(pci_address=bdf, model=model,
-                                is_vf=bool(bdf) and self.fs.exists("bus", "pci", "devices", bdf, "physfn"))
-                    ports.append(port)
-        ports.sort(key=lambda p: (p["device"], p["port"]))
-        return ports
+            models[device] = (bdf, sysfs.pci_model(self.fs.read("bus", "pci", "devices", bdf, "vendor"),
+                                                   self.fs.read("bus", "pci", "devices", bdf, "device"))[0] if bdf else None)
+        bdf, model = models[device]
+        port = porthealth.read_port(self.fs, device, number)
+        port.update(pci_address=bdf, model=model,
+                    is_vf=bool(bdf) and self.fs.exists("bus", "pci", "devices", bdf, "physfn"))
+        return port
 
     def gather(self):
         interval = self.module.params["interval"]
@@ -194,10 +196,17 @@ class PortHealth(object):
             self.module.fail_json(msg="interval must be between 0 and 300 seconds, not %s" % interval)
         if not self.fs.is_dir():
             self.module.fail_json(msg="sysfs_root %s is not a directory" % self.fs.root)
-        ports = self.ports()
-        first = [porthealth.read_counters(self.fs, p["device"], p["port"]) for p in ports]
+        names = self.port_names()
+        first = [porthealth.read_counters(self.fs, device, number) for device, number in names]
+        read_at = time.monotonic()
+        # The rest of each port is read while the counters run: every port's two readings are still at least interval apart
+        # (its first before read_at, its second after read_at + interval), and the wait is shorter by the time this takes.
+        models = {}
+        ports = [self.describe(device, number, models) for device, number in names]
         if interval:
-            time.sleep(interval)
+            left = read_at + interval - time.monotonic()
+            if left > 0:
+                time.sleep(left)
         for port, before in zip(ports, first):
             after = porthealth.read_counters(self.fs, port["device"], port["port"]) if interval else before
             port["counters"] = after

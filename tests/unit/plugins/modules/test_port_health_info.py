@@ -79,14 +79,24 @@ def port_tree(root, device, bdf, rate="200 Gb/sec (4X HDR)", state="4: ACTIVE", 
     os.symlink("../../../bus/pci/devices/" + bdf, os.path.join(root, "class/infiniband", device, "device"))
 
 
-def run(capsys, monkeypatch, check=False, between=None, boot="boot-1", **params):
+def run(capsys, monkeypatch, check=False, between=None, boot="boot-1", read_cost=0.0, **params):
+    """Run the module on a fake clock: each read of a port's state (porthealth.read_port) takes ``read_cost`` seconds of it."""
     monkeypatch.setattr(pending, "boot_identity", lambda proc="/proc": boot)
     slept = []
+    clock = [100.0]
+    read_port = porthealth.read_port
+
+    def timed_read_port(fs, device, port):
+        clock[0] += read_cost
+        return read_port(fs, device, port)
 
     def sleep(seconds):
-        slept.append(seconds)
+        slept.append(round(seconds, 6))
+        clock[0] += seconds
         if between:
             between()
+    monkeypatch.setattr(porthealth, "read_port", timed_read_port)
+    monkeypatch.setattr(port_health_info.time, "monotonic", lambda: clock[0])
     monkeypatch.setattr(port_health_info.time, "sleep", sleep)
     args = dict(params)
     if check:
@@ -128,6 +138,24 @@ def test_two_reads_an_interval_apart(capsys, monkeypatch, root, tmp_path):
     result = run(capsys, monkeypatch, sysfs_root=root, state_path=path, interval=0, devices=["mlx5_1"])
     assert result["_slept"] == [] and [p["name"] for p in result["ports"]] == ["mlx5_1/1"]
     assert result["ports"][0]["link_downed_since_last_run"] == 2 and result["ports"][0]["growth"]["link_downed"] == 0
+
+
+def test_the_ports_are_read_while_the_counters_run(capsys, monkeypatch, root, tmp_path):
+    """The state of the ports is read between the two readings of the counters: the wait is the interval less that time,
+    and none when it took longer; a counter that rises while the ports are read is counted."""
+    path = str(tmp_path / "port_health.json")
+    result = run(capsys, monkeypatch, sysfs_root=root, state_path=path, interval=2, read_cost=0.25)
+    assert result["_slept"] == [1.5]  # two ports read at 0.25 s each
+    result = run(capsys, monkeypatch, sysfs_root=root, state_path=path, interval=0.4, read_cost=0.25)
+    assert result["_slept"] == []
+    read_port = porthealth.read_port  # as the last run left it: it reads the port
+
+    def errors_rise_while_read(fs, device, port):
+        write(root, "class/infiniband/mlx5_1/ports/1/counters/symbol_error", "130")
+        return read_port(fs, device, port)
+    monkeypatch.setattr(porthealth, "read_port", errors_rise_while_read)
+    result = run(capsys, monkeypatch, sysfs_root=root, state_path=path, interval=1)
+    assert result["ports"][1]["growth"]["symbol_error"] == 30 and result["ports"][1]["counters"]["symbol_error"] == 130
 
 
 def test_check_mode_writes_no_record(capsys, monkeypatch, root, tmp_path):
