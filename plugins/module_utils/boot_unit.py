@@ -16,7 +16,6 @@ import grp
 import os
 import pwd
 import re
-import stat
 
 from ansible.module_utils.common.text.converters import to_bytes, to_native, to_text
 
@@ -113,14 +112,10 @@ class BootUnit(ToolModule):
     # ------------------------------------------------------------ files
     def inspect(self, path):
         """(content bytes, mode, uid, gid) of the file at ``path``, or None when there is none."""
-        if not os.path.lexists(path):
-            return None
         try:
-            st = os.stat(path)
-            if not stat.S_ISREG(st.st_mode):
-                self.fail("%s exists and is not a regular file" % path)
-            with open(path, "rb") as handle:
-                return handle.read(), stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid
+            return _files.inspect(path)
+        except ValueError as exc:
+            self.fail(to_native(exc))
         except (IOError, OSError) as exc:
             self.fail("cannot read %s: %s" % (path, to_native(exc)))
 
